@@ -1,0 +1,15 @@
+# SPDX-License-Identifier: Apache-2.0
+add_library(ufile_warnings INTERFACE)
+target_compile_options(ufile_warnings INTERFACE
+  $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wshadow -Wno-missing-field-initializers>
+  $<$<AND:$<COMPILE_LANGUAGE:CXX,C>,$<BOOL:${UFILE_WERROR}>>:-Werror>)
+
+if(UFILE_SANITIZE STREQUAL "address")
+  add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=address,undefined)
+elseif(UFILE_SANITIZE STREQUAL "thread")
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
+elseif(NOT UFILE_SANITIZE STREQUAL "")
+  message(FATAL_ERROR "UFILE_SANITIZE must be address, thread or empty")
+endif()

@@ -1,0 +1,66 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared by the C entry points: every one is noexcept, converts a Status to
+// the ABI's conventions in one place, and turns any escaping exception into
+// CU_FILE_INTERNAL_ERROR with a log line.
+#pragma once
+
+#include <cufile.h>
+
+#include <cstdarg>
+#include <cstdio>
+#include <exception>
+
+#include "core/driver.h"
+#include "core/log.h"
+#include "core/status.h"
+
+namespace ufile::api {
+
+inline CUfileError_t Ok() { return {CU_FILE_SUCCESS, CUDA_SUCCESS}; }
+inline CUfileError_t Err(CUfileOpError op) { return {op, CUDA_SUCCESS}; }
+
+// Logs a refused argument (at the caller's source line) and returns op.
+__attribute__((format(printf, 4, 5))) inline CUfileError_t RefuseAt(const char *file, int line,
+                                                                    CUfileOpError op,
+                                                                    const char *fmt, ...) {
+  if (LogEnabled(LogLevel::kError)) {
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    std::vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    LogMessage(LogLevel::kError, file, line, "%s", msg);
+  }
+  return Err(op);
+}
+
+#define UFILE_API_REFUSE(fn, op, ...) \
+  ::ufile::api::RefuseAt(__FILE__, __LINE__, op, fn ": " __VA_ARGS__)
+
+// Runs body (returning CUfileError_t) with exceptions contained.
+template <class Body>
+CUfileError_t Guard(const char *fn, Body &&body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    UFILE_LOG_ERROR("%s: internal error: %s", fn, e.what());
+  } catch (...) {
+    UFILE_LOG_ERROR("%s: internal error", fn);
+  }
+  return Err(CU_FILE_INTERNAL_ERROR);
+}
+
+// Same for the ssize_t-returning I/O calls.
+template <class Body>
+ssize_t GuardIo(const char *fn, Body &&body) noexcept {
+  try {
+    return body();
+  } catch (const std::exception &e) {
+    UFILE_LOG_ERROR("%s: internal error: %s", fn, e.what());
+  } catch (...) {
+    UFILE_LOG_ERROR("%s: internal error", fn);
+  }
+  return -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
+}
+
+}  // namespace ufile::api

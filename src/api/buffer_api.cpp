@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+// cuFileBufRegister / cuFileBufDeregister.
+#include <cstdint>
+
+#include "api/api_util.h"
+#include "core/runtime.h"
+
+using namespace ufile;
+
+namespace {
+constexpr int kKnownFlags = CU_FILE_RDMA_REGISTER | CU_FILE_RDMA_RELAXED_ORDERING;
+}
+
+extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t length, int flags) {
+  return api::Guard(__func__, [&]() -> CUfileError_t {
+    const auto base = reinterpret_cast<uintptr_t>(bufPtr_base);
+    if (!bufPtr_base)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE, "NULL buffer");
+    if (length == 0 || length > UINTPTR_MAX - base)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE,
+                              "bad length %zu for %p", length, bufPtr_base);
+    if (flags & ~kKnownFlags)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE, "unknown flags 0x%x",
+                              flags);
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    if (!g.ok()) return g.status().ToCuFileError();
+    Result<MemInfo> mem = ClassifyPointer(bufPtr_base);
+    if (!mem.ok()) return mem.status().ToCuFileError();
+    if (mem->needs_copy() && mem->range_size &&
+        base + length > mem->range_start + mem->range_size)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_CUDA_POINTER_RANGE_ERROR,
+                              "%p + %zu leaves its %zu-byte allocation", bufPtr_base, length,
+                              mem->range_size);
+    RegisteredBuffer buf{base, length, flags, *mem};
+    Status s = (*g)->buffers().Add(buf, (*g)->props().max_pinned_kb.load() * 1024);
+    if (!s.ok())
+      UFILE_LOG_ERROR("cuFileBufRegister(%p, %zu): %s", bufPtr_base, length, s.ToString().c_str());
+    return s.ToCuFileError();
+  });
+}
+
+extern "C" CUfileError_t cuFileBufDeregister(const void *bufPtr_base) {
+  return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!bufPtr_base)
+      return UFILE_API_REFUSE("cuFileBufDeregister", CU_FILE_INVALID_VALUE, "NULL buffer");
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    if (!g.ok()) return g.status().ToCuFileError();
+    Status s = (*g)->buffers().Remove(reinterpret_cast<uintptr_t>(bufPtr_base));
+    if (!s.ok()) UFILE_LOG_ERROR("cuFileBufDeregister(%p): not registered", bufPtr_base);
+    return s.ToCuFileError();
+  });
+}

@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+// cuFileHandleRegister / cuFileHandleDeregister.
+#include "api/api_util.h"
+#include "core/runtime.h"
+
+using namespace ufile;
+
+extern "C" CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t *descr) {
+  return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!fh || !descr)
+      return UFILE_API_REFUSE("cuFileHandleRegister", CU_FILE_INVALID_VALUE, "NULL %s",
+                              !fh ? "fh" : "descr");
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    if (!g.ok()) return g.status().ToCuFileError();
+    Result<CUfileHandle_t> h = (*g)->handles().Register(*descr);
+    if (!h.ok()) return h.status().ToCuFileError();
+    *fh = *h;
+    return api::Ok();
+  });
+}
+
+extern "C" void cuFileHandleDeregister(CUfileHandle_t fh) {
+  api::Guard(__func__, [&]() -> CUfileError_t {
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    if (!g.ok()) return g.status().ToCuFileError();
+    if (!(*g)->handles().Deregister(fh))
+      return UFILE_API_REFUSE("cuFileHandleDeregister", CU_FILE_HANDLE_NOT_REGISTERED,
+                              "%p is not a registered handle", fh);
+    return api::Ok();
+  });
+}

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+// Config: every setting ufile reads, with where each value came from.
+// Precedence, lowest to highest: built-in defaults < /etc/cufile.json <
+// the file named by CUFILE_ENV_PATH_JSON < environment overrides <
+// values staged with cuFileSetParameter* before the driver opens.
+// Loading never fails: a bad file, key or value is logged (naming the key)
+// and the lower layer's value stays.
+// Thread-safety: a Config is a value; the driver keeps one immutable copy
+// while open.
+#pragma once
+
+#include <cufile.h>
+
+#include <cstddef>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ufile {
+
+enum class LogLevel { kNotice = 0, kError, kWarn, kInfo, kDebug, kTrace };
+
+// Where a setting's value came from (reported by ufile-check).
+enum class ConfigSource { kDefault, kSystemJson, kEnvJson, kEnvironment, kApi };
+
+// Which engine moves bytes between files and host memory.
+enum class EngineKind { kAuto, kIoUring, kThreadPool };
+
+struct Config {
+  // logging
+  LogLevel log_level = LogLevel::kError;
+  std::string log_dir;        // logging.dir; empty: current directory
+  std::string log_file_path;  // CUFILE_LOGFILE_PATH; overrides log_dir
+  // profile
+  bool nvtx = false;
+  size_t stats_level = 0;  // profile.cufile_stats, 0..3
+  // execution
+  size_t max_io_queue_depth = 128;
+  size_t max_io_threads = 0;  // 0: sized from the machine at open
+  bool parallel_io = true;
+  size_t min_io_threshold_size_kb = 1024;
+  size_t max_request_parallelism = 0;  // 0: sized from the machine at open
+  // properties
+  size_t max_direct_io_size_kb = 16384;
+  size_t max_device_cache_size_kb = 131072;
+  size_t per_buffer_cache_size_kb = 1024;
+  size_t max_device_pinned_mem_size_kb = 33554432;
+  std::vector<size_t> posix_pool_slab_size_kb = {4, 1024, 4096};
+  std::vector<size_t> posix_pool_slab_count = {128, 64, 64};
+  bool use_poll_mode = false;
+  size_t poll_mode_max_size_kb = 4;
+  bool use_pci_p2pdma = false;
+  bool allow_compat_mode = true;
+  bool force_compat_mode = false;
+  bool allow_system_memory = true;
+  bool gds_rdma_write_support = true;
+  size_t io_batchsize = 128;
+  size_t batch_io_timeout_ms = 0;
+  std::string io_priority = "default";
+  bool prefer_io_uring = true;
+  bool force_odirect_mode = false;
+  bool skip_topology_detection = false;
+  bool stream_memops_bypass = false;
+  bool api_check_aggressive = false;  // miscellaneous.api_check_aggressive
+  bool posix_unaligned_writes = false;  // fs.generic.posix_unaligned_writes
+  // ufile's own (section "ufile")
+  EngineKind engine = EngineKind::kAuto;
+
+  // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
+  // Keys absent from the map are at their defaults.
+  std::map<std::string, ConfigSource> sources;
+  // Keys read from a JSON file that mean nothing without nvidia-fs (accepted,
+  // reported by ufile-check) and unknown keys (warned about).
+  std::vector<std::string> inert_keys;
+  std::vector<std::string> unknown_keys;
+};
+
+// Applies one JSON document (text with // comments) on top of cfg, recording
+// source for each key it sets. Returns false if the text is not JSON (cfg is
+// then unchanged); bad keys and types are logged and skipped.
+bool ApplyJsonConfig(Config &cfg, const std::string &text, ConfigSource source,
+                     const std::string &origin);
+
+// Applies the environment overrides (CUFILE_LOGGING_LEVEL,
+// CUFILE_LOGFILE_PATH, UFILE_ENGINE, ...).
+void ApplyEnvironment(Config &cfg);
+
+// defaults < /etc/cufile.json < $CUFILE_ENV_PATH_JSON < environment. The
+// staged API values are applied by the caller (core/params).
+Config LoadConfig();
+
+const char *LogLevelName(LogLevel level);
+bool ParseLogLevel(const std::string &text, LogLevel *level);
+const char *ConfigSourceName(ConfigSource source);
+
+}  // namespace ufile

@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/file_handle.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <string>
+
+#include "core/log.h"
+#include "sys/sys_ops.h"
+
+namespace ufile {
+namespace {
+
+// Ids are unique for the life of the process, across driver sessions, so a
+// handle from a closed session can never alias a new one.
+std::atomic<uintptr_t> g_next_id{1};
+
+Result<std::shared_ptr<FileHandle>> Refuse(CUfileOpError op, const char *why, int fd) {
+  UFILE_LOG_ERROR("cuFileHandleRegister: fd %d refused: %s", fd, why);
+  return Status::Op(op);
+}
+
+}  // namespace
+
+FileHandle::~FileHandle() {
+  if (buffered_fd_ >= 0 && buffered_fd_ != fd_) SysOps::Current().Close(buffered_fd_);
+}
+
+Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr) {
+  std::shared_ptr<FileHandle> h(new FileHandle());
+  if (descr.type == CU_FILE_HANDLE_TYPE_USERSPACE_FS) {
+    if (!descr.fs_ops || (!descr.fs_ops->read && !descr.fs_ops->write)) {
+      UFILE_LOG_ERROR("cuFileHandleRegister: USERSPACE_FS handle without read/write callbacks");
+      return Status::Op(CU_FILE_INVALID_VALUE);
+    }
+    h->fs_ops_ = descr.fs_ops;
+    h->user_handle_ = descr.handle.handle;
+    h->readable_ = descr.fs_ops->read != nullptr;
+    h->writable_ = descr.fs_ops->write != nullptr;
+    h->align_ = 1;
+    return h;
+  }
+  if (descr.type != CU_FILE_HANDLE_TYPE_OPAQUE_FD) {
+    UFILE_LOG_ERROR("cuFileHandleRegister: unsupported handle type %d", static_cast<int>(descr.type));
+    return Status::Op(CU_FILE_INVALID_VALUE);
+  }
+  const int fd = descr.handle.fd;
+  if (fd < 0) return Refuse(CU_FILE_INVALID_VALUE, "negative descriptor", fd);
+  SysOps &sys = SysOps::Current();
+  struct stat st {};
+  if (sys.Fstat(fd, &st) != 0)
+    return Refuse(CU_FILE_INVALID_VALUE, errno == EBADF ? "not an open descriptor" : "fstat failed", fd);
+  if (S_ISDIR(st.st_mode)) return Refuse(CU_FILE_INVALID_FILE_TYPE, "a directory", fd);
+  if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
+    return Refuse(CU_FILE_INVALID_FILE_TYPE, "not a regular file or block device", fd);
+  const int flags = sys.GetFlags(fd);
+  if (flags < 0) return Refuse(CU_FILE_INVALID_VALUE, "fcntl(F_GETFL) failed", fd);
+  if (flags & O_PATH) return Refuse(CU_FILE_INVALID_FILE_OPEN_FLAG, "opened with O_PATH", fd);
+  // pwrite on an O_APPEND descriptor ignores the offset on Linux.
+  if (flags & O_APPEND)
+    return Refuse(CU_FILE_INVALID_FILE_OPEN_FLAG, "opened with O_APPEND (offsets ignored)", fd);
+  h->fd_ = fd;
+  h->open_flags_ = flags;
+  h->direct_ = (flags & O_DIRECT) != 0;
+  const int acc = flags & O_ACCMODE;
+  h->readable_ = acc == O_RDONLY || acc == O_RDWR;
+  h->writable_ = acc == O_WRONLY || acc == O_RDWR;
+  if (!h->direct_) h->buffered_fd_ = fd;
+  return h;
+}
+
+Result<int> FileHandle::BufferedFd() {
+  std::lock_guard<std::mutex> lock(buffered_mu_);
+  if (buffered_fd_ >= 0) return buffered_fd_;
+  // Reopen the same file through its /proc link, same access mode, no O_DIRECT.
+  const std::string path = "/proc/self/fd/" + std::to_string(fd_);
+  const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME)) | O_CLOEXEC;
+  int bfd = SysOps::Current().Open(path.c_str(), flags, 0);
+  if (bfd < 0) {
+    int err = errno;
+    UFILE_LOG_ERROR("opening a buffered descriptor for fd %d (%s) failed: errno %d; unaligned "
+                    "O_DIRECT I/O is impossible on it",
+                    fd_, path.c_str(), err);
+    return Status::Errno(err);
+  }
+  buffered_fd_ = bfd;
+  return bfd;
+}
+
+Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr) {
+  Result<std::shared_ptr<FileHandle>> h = FileHandle::FromDescr(descr);
+  if (!h.ok()) return h.status();
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  const bool has_fd = !(*h)->is_fs_ops();
+  if (has_fd && by_fd_.count((*h)->fd())) {
+    UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->fd());
+    return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
+  }
+  // Ids are multiples of 16 plus 1: never an aligned pointer.
+  const uintptr_t id = (g_next_id.fetch_add(1) << 4) | 1;
+  by_id_.emplace(id, *h);
+  if (has_fd) by_fd_.emplace((*h)->fd(), id);
+  return reinterpret_cast<CUfileHandle_t>(id);
+}
+
+std::shared_ptr<FileHandle> HandleTable::Lookup(CUfileHandle_t fh) const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  auto it = by_id_.find(reinterpret_cast<uintptr_t>(fh));
+  return it == by_id_.end() ? nullptr : it->second;
+}
+
+bool HandleTable::Deregister(CUfileHandle_t fh) {
+  std::unique_lock<std::shared_mutex> lock(mu_);
+  auto it = by_id_.find(reinterpret_cast<uintptr_t>(fh));
+  if (it == by_id_.end()) return false;
+  if (!it->second->is_fs_ops()) by_fd_.erase(it->second->fd());
+  by_id_.erase(it);
+  return true;
+}
+
+size_t HandleTable::size() const {
+  std::shared_lock<std::shared_mutex> lock(mu_);
+  return by_id_.size();
+}
+
+}  // namespace ufile

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: Apache-2.0
+// Registered files. A CUfileHandle_t is an opaque id, never a pointer the
+// library dereferences: NULL, stale and forged handles are looked up and
+// refused (CU_FILE_HANDLE_NOT_REGISTERED), never followed. An I/O holds a
+// shared_ptr to its FileHandle, so deregistration during I/O is safe: the
+// handle dies when its last I/O ends.
+// Thread-safety: FileHandle is immutable after Register except for the
+// lazily opened buffered descriptor (guarded); HandleTable is thread-safe.
+#pragma once
+
+#include <cufile.h>
+
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "core/status.h"
+
+namespace ufile {
+
+class FileHandle {
+ public:
+  ~FileHandle();
+
+  bool is_fs_ops() const { return fs_ops_ != nullptr; }
+  int fd() const { return fd_; }
+  bool direct() const { return direct_; }
+  bool readable() const { return readable_; }
+  bool writable() const { return writable_; }
+  size_t align() const { return align_; }
+  const CUfileFSOps_t *fs_ops() const { return fs_ops_; }
+  void *user_handle() const { return user_handle_; }
+
+  // A descriptor of the same file without O_DIRECT, for the unaligned edges
+  // of O_DIRECT requests (opened once, on first need). For a descriptor
+  // without O_DIRECT, fd() itself.
+  Result<int> BufferedFd();
+
+  // Validates descr and builds a handle (no registration).
+  static Result<std::shared_ptr<FileHandle>> FromDescr(const CUfileDescr_t &descr);
+
+ private:
+  FileHandle() = default;
+  int fd_ = -1;
+  int open_flags_ = 0;
+  bool direct_ = false;
+  bool readable_ = false;
+  bool writable_ = false;
+  size_t align_ = 4096;
+  const CUfileFSOps_t *fs_ops_ = nullptr;
+  void *user_handle_ = nullptr;
+  std::mutex buffered_mu_;
+  int buffered_fd_ = -1;  // guarded by buffered_mu_
+};
+
+class HandleTable {
+ public:
+  // CU_FILE_HANDLE_ALREADY_REGISTERED if the descriptor is registered.
+  Result<CUfileHandle_t> Register(const CUfileDescr_t &descr);
+  // nullptr when fh is not a live handle.
+  std::shared_ptr<FileHandle> Lookup(CUfileHandle_t fh) const;
+  // False when fh is not a live handle.
+  bool Deregister(CUfileHandle_t fh);
+  size_t size() const;
+
+ private:
+  mutable std::shared_mutex mu_;
+  std::unordered_map<uintptr_t, std::shared_ptr<FileHandle>> by_id_;  // guarded by mu_
+  std::unordered_map<int, uintptr_t> by_fd_;                         // guarded by mu_
+};
+
+}  // namespace ufile

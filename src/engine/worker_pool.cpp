@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "engine/worker_pool.h"
+
+#include <memory>
+
+namespace ufile {
+
+WorkerPool::WorkerPool(size_t threads) {
+  threads_.reserve(threads);
+  for (size_t i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+WorkerPool::~WorkerPool() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto &t : threads_) t.join();
+}
+
+void WorkerPool::Post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(fn));
+  }
+  cv_.notify_one();
+}
+
+namespace {
+thread_local bool t_in_pool = false;
+
+// Shared by one Run() and its helper tasks. A helper that has not started
+// when the caller finishes never starts, so the caller never waits behind
+// unrelated queued work.
+struct RunState {
+  std::mutex mu;
+  std::condition_variable cv;
+  size_t started = 0;
+  size_t finished = 0;
+  bool closed = false;
+};
+}  // namespace
+
+void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
+  // A pool thread never waits for other pool threads: that could deadlock.
+  size_t helpers = (n > 1 && !t_in_pool) ? std::min(n - 1, threads_.size()) : 0;
+  if (helpers == 0) {
+    fn(0);
+    return;
+  }
+  auto state = std::make_shared<RunState>();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 1; i <= helpers; ++i)
+      queue_.push_back([&fn, i, state] {
+        {
+          std::lock_guard<std::mutex> l(state->mu);
+          if (state->closed) return;
+          ++state->started;
+        }
+        fn(i);
+        std::lock_guard<std::mutex> l(state->mu);
+        ++state->finished;
+        state->cv.notify_all();
+      });
+  }
+  if (helpers == 1)
+    cv_.notify_one();
+  else
+    cv_.notify_all();
+  fn(0);
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->closed = true;
+  state->cv.wait(lock, [&] { return state->finished == state->started; });
+}
+
+void WorkerPool::Loop() {
+  t_in_pool = true;
+  for (;;) {
+    std::function<void()> task;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stop_ and drained
+      task = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    task();
+  }
+}
+
+}  // namespace ufile

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: Apache-2.0
+// A fixed set of I/O threads shared by all requests. Run() spreads one
+// request over up to n participants: the calling thread always takes part,
+// and up to n - 1 pool threads join when free. Work is claimed by the
+// participants themselves (see core/transfer), so a late helper finds nothing
+// left and returns at once: no thread per request, no idle waiting on a busy
+// pool.
+// Thread-safety: Run() may be called from any thread, including concurrently.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace ufile {
+
+class WorkerPool {
+ public:
+  explicit WorkerPool(size_t threads);
+  ~WorkerPool();  // joins the threads; queued tasks are run first
+  WorkerPool(const WorkerPool &) = delete;
+  WorkerPool &operator=(const WorkerPool &) = delete;
+
+  // Calls fn(0) on this thread and fn(1..n-1) on pool threads; returns when
+  // every call has returned.
+  void Run(size_t n, const std::function<void(size_t)> &fn);
+  // Queues fn to run on a pool thread (asynchronous work: batch, streams).
+  void Post(std::function<void()> fn);
+  size_t size() const { return threads_.size(); }
+
+ private:
+  void Loop();
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;  // guarded by mu_
+  bool stop_ = false;                        // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace ufile

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: Apache-2.0
+// PCI facts about a GPU read from sysfs (no NVML needed): its bus id and the
+// size of its BAR1 aperture.
+// Thread-safety: stateless.
+#pragma once
+
+#include <string>
+
+#include "core/status.h"
+
+namespace ufile {
+
+// "0000:00:06.0" for CUDA device ordinal device.
+Result<std::string> PciBusId(int device);
+// Size in bytes of BAR1 (sysfs resource line 1) of device.
+Result<size_t> Bar1Bytes(int device);
+
+}  // namespace ufile

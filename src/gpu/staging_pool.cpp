@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "gpu/staging_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "core/log.h"
+#include "gpu/cuda_api.h"
+#include "gpu/memory.h"
+
+namespace ufile {
+
+constexpr size_t kPage = 4096;
+
+StagingLease &StagingLease::operator=(StagingLease &&other) noexcept {
+  if (this != &other) {
+    Reset();
+    pool_ = other.pool_;
+    cls_ = other.cls_;
+    data_ = other.data_;
+    size_ = other.size_;
+    pinned_ = other.pinned_;
+    other.pool_ = nullptr;
+    other.data_ = nullptr;
+  }
+  return *this;
+}
+
+void StagingLease::Reset() {
+  if (pool_ && data_) pool_->Return(cls_, data_, pinned_);
+  pool_ = nullptr;
+  data_ = nullptr;
+}
+
+StagingPool::StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<size_t> &counts,
+                         PrimaryContexts *ctxs)
+    : ctxs_(ctxs) {
+  for (size_t i = 0; i < sizes_kb.size() && i < counts.size(); ++i) {
+    SizeClass c;
+    c.size = std::max<size_t>(kPage, (sizes_kb[i] * 1024 + kPage - 1) / kPage * kPage);
+    c.limit = std::max<size_t>(1, counts[i]);
+    classes_.push_back(std::move(c));
+  }
+  if (classes_.empty()) classes_.push_back(SizeClass{1 << 20, 16, 0, {}});
+  std::sort(classes_.begin(), classes_.end(),
+            [](const SizeClass &a, const SizeClass &b) { return a.size < b.size; });
+}
+
+StagingPool::~StagingPool() { Release(); }
+
+size_t StagingPool::largest() const { return classes_.back().size; }
+
+size_t StagingPool::ClassFor(size_t size) const {
+  for (size_t i = 0; i < classes_.size(); ++i)
+    if (classes_[i].size >= size) return i;
+  return classes_.size() - 1;
+}
+
+Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
+  CudaApi &api = Cuda();
+  if (ctxs_ && api.available && !pin_failed_) {
+    Result<CUcontext> ctx = ctxs_->Get(0);
+    if (ctx.ok()) {
+      ScopedContext scope(*ctx);
+      void *p = nullptr;
+      CUresult res = api.cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
+      if (res == CUDA_SUCCESS) return Buffer{p, true};
+      UFILE_LOG_WARN("pinning a %zu-byte staging buffer failed (%s); staging continues in "
+                     "unpinned memory, copies will be slower (check ulimit -l)",
+                     size, CudaErrorString(res).c_str());
+      pin_failed_ = true;
+    }
+  }
+  void *p = nullptr;
+  if (posix_memalign(&p, kPage, size) != 0) {
+    UFILE_LOG_ERROR("allocating a %zu-byte staging buffer failed", size);
+    return Status::Op(CU_FILE_NOMEM_ERROR);
+  }
+  return Buffer{p, false};
+}
+
+void StagingPool::Free(const Buffer &buf) {
+  if (buf.pinned)
+    Cuda().cuMemFreeHost(buf.data);
+  else
+    std::free(buf.data);
+}
+
+Result<StagingLease> StagingPool::Lease(size_t size) { return LeaseImpl(size, true); }
+Result<StagingLease> StagingPool::TryLease(size_t size) { return LeaseImpl(size, false); }
+
+Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
+  const size_t cls = ClassFor(size);
+  SizeClass &c = classes_[cls];
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    StagingLease lease;
+    lease.pool_ = this;
+    lease.cls_ = cls;
+    lease.size_ = c.size;
+    if (!c.free.empty()) {
+      lease.data_ = c.free.back().data;
+      lease.pinned_ = c.free.back().pinned;
+      c.free.pop_back();
+      return lease;
+    }
+    if (c.allocated < c.limit) {
+      ++c.allocated;  // reserve the slot, allocate without the lock
+      lock.unlock();
+      Result<Buffer> buf = Allocate(c.size);
+      lock.lock();
+      if (!buf.ok()) {
+        --c.allocated;
+        if (c.allocated == 0) return buf.status();
+        c.limit = c.allocated;  // shrink the class to what could be allocated
+        continue;               // and wait for a buffer to come back
+      }
+      lease.data_ = buf->data;
+      lease.pinned_ = buf->pinned;
+      return lease;
+    }
+    if (!block) return StagingLease();
+    returned_.wait(lock);
+  }
+}
+
+void StagingPool::Return(size_t cls, void *data, bool pinned) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    classes_[cls].free.push_back(Buffer{data, pinned});
+  }
+  returned_.notify_all();
+}
+
+void StagingPool::Release() {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (SizeClass &c : classes_) {
+    if (c.free.size() != c.allocated)
+      UFILE_LOG_ERROR("staging pool released with %zu buffers still leased",
+                      c.allocated - c.free.size());
+    for (const Buffer &b : c.free) Free(b);
+    c.allocated -= c.free.size();
+    c.free.clear();
+  }
+}
+
+}  // namespace ufile

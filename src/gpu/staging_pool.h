@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: Apache-2.0
+// A bounded pool of page-aligned host buffers used to stage data between
+// files and GPU memory (and for O_DIRECT with unaligned host memory).
+// Size classes and counts come from posix_pool_slab_size_kb/_count. Buffers
+// are allocated on first demand and kept until Release(): pinned
+// (cuMemHostAlloc, portable) when a GPU is usable, else plain aligned
+// memory; if pinning fails (RLIMIT_MEMLOCK) the pool logs once and falls
+// back to unpinned memory, which is slower but correct.
+// A lease is move-only and returns its buffer on destruction.
+// Thread-safety: all members may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstddef>
+#include <mutex>
+#include <vector>
+
+#include "core/status.h"
+
+namespace ufile {
+
+class PrimaryContexts;
+class StagingPool;
+
+class StagingLease {
+ public:
+  StagingLease() = default;
+  StagingLease(StagingLease &&other) noexcept { *this = std::move(other); }
+  StagingLease &operator=(StagingLease &&other) noexcept;
+  ~StagingLease() { Reset(); }
+  void *data() const { return data_; }
+  size_t size() const { return size_; }
+  bool pinned() const { return pinned_; }
+  explicit operator bool() const { return data_ != nullptr; }
+  void Reset();
+
+ private:
+  friend class StagingPool;
+  StagingPool *pool_ = nullptr;
+  size_t cls_ = 0;
+  void *data_ = nullptr;
+  size_t size_ = 0;
+  bool pinned_ = false;
+};
+
+class StagingPool {
+ public:
+  // ctxs may be null (no GPU): buffers are then never pinned.
+  StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<size_t> &counts,
+              PrimaryContexts *ctxs);
+  ~StagingPool();
+  StagingPool(const StagingPool &) = delete;
+  StagingPool &operator=(const StagingPool &) = delete;
+
+  // A buffer of the smallest class holding size bytes (the largest class if
+  // none does). Blocks while that class is exhausted. Callers must not hold
+  // another lease of the pool while blocking (see core/transfer).
+  Result<StagingLease> Lease(size_t size);
+  // Like Lease but returns an empty lease instead of blocking.
+  Result<StagingLease> TryLease(size_t size);
+  size_t largest() const;
+  // Frees every buffer; no lease may be outstanding.
+  void Release();
+
+ private:
+  struct Buffer {
+    void *data;
+    bool pinned;
+  };
+  struct SizeClass {
+    size_t size = 0;
+    size_t limit = 0;
+    size_t allocated = 0;       // guarded by mu_
+    std::vector<Buffer> free;   // guarded by mu_
+  };
+  friend class StagingLease;
+  Result<StagingLease> LeaseImpl(size_t size, bool block);
+  size_t ClassFor(size_t size) const;
+  Result<Buffer> Allocate(size_t size);
+  void Free(const Buffer &buf);
+  void Return(size_t cls, void *data, bool pinned);
+
+  PrimaryContexts *ctxs_;
+  std::mutex mu_;
+  std::condition_variable returned_;
+  std::vector<SizeClass> classes_;  // sorted by size
+  std::atomic<bool> pin_failed_{false};
+};
+
+}  // namespace ufile

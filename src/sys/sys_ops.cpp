@@ -1,0 +1,31 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "sys/sys_ops.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+
+namespace ufile {
+namespace {
+SysOps g_real_ops;
+std::atomic<SysOps *> g_current{&g_real_ops};
+}  // namespace
+
+ssize_t SysOps::Pread(int fd, void *buf, size_t len, off_t off) { return ::pread(fd, buf, len, off); }
+ssize_t SysOps::Pwrite(int fd, const void *buf, size_t len, off_t off) {
+  return ::pwrite(fd, buf, len, off);
+}
+int SysOps::Fstat(int fd, struct stat *st) { return ::fstat(fd, st); }
+int SysOps::GetFlags(int fd) { return ::fcntl(fd, F_GETFL); }
+int SysOps::Open(const char *path, int flags, mode_t mode) { return ::open(path, flags, mode); }
+int SysOps::Close(int fd) { return ::close(fd); }
+
+SysOps &SysOps::Current() { return *g_current.load(std::memory_order_acquire); }
+
+SysOps *SysOps::Install(SysOps *ops) {
+  SysOps *prev = g_current.exchange(ops ? ops : &g_real_ops, std::memory_order_acq_rel);
+  return prev == &g_real_ops ? nullptr : prev;
+}
+
+}  // namespace ufile

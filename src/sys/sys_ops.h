@@ -1,0 +1,43 @@
+// SPDX-License-Identifier: Apache-2.0
+// The seam between ufile and the kernel's file API. Every file syscall of the
+// data path goes through SysOps, so tests can install a faulty implementation
+// (EIO at chunk k, short transfers, EINTR, ENOSPC, ...). Calls return the
+// syscall's result and leave errno as the syscall left it.
+// Thread-safety: Current() may be called from any thread; Install() is for
+// tests and must not race with I/O.
+#pragma once
+
+#include <sys/stat.h>
+#include <sys/types.h>
+
+namespace ufile {
+
+class SysOps {
+ public:
+  virtual ~SysOps() = default;
+  virtual ssize_t Pread(int fd, void *buf, size_t len, off_t off);
+  virtual ssize_t Pwrite(int fd, const void *buf, size_t len, off_t off);
+  virtual int Fstat(int fd, struct stat *st);
+  virtual int GetFlags(int fd);  // fcntl(F_GETFL)
+  virtual int Open(const char *path, int flags, mode_t mode);
+  virtual int Close(int fd);
+
+  // The implementation in use (the real one unless a test installed another).
+  static SysOps &Current();
+  // Installs ops (nullptr restores the real one); returns the previous one.
+  static SysOps *Install(SysOps *ops);
+};
+
+// Installs a SysOps for one scope (tests).
+class ScopedSysOps {
+ public:
+  explicit ScopedSysOps(SysOps *ops) : prev_(SysOps::Install(ops)) {}
+  ~ScopedSysOps() { SysOps::Install(prev_); }
+  ScopedSysOps(const ScopedSysOps &) = delete;
+  ScopedSysOps &operator=(const ScopedSysOps &) = delete;
+
+ private:
+  SysOps *prev_;
+};
+
+}  // namespace ufile

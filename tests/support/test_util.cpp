@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "support/test_util.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <stdexcept>
+
+namespace ufile::test {
+
+TempDir::TempDir() {
+  const char *base = std::getenv("UFILE_TEST_TMPDIR");
+  std::string root = base && *base ? base : "/tmp";
+  std::filesystem::create_directories(root);
+  std::string tmpl = root + "/ufile-test-XXXXXX";
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed in " + root);
+  path_ = tmpl;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed) {
+  std::vector<uint8_t> out(n);
+  std::mt19937_64 rng(seed * 0x9E3779B97F4A7C15ull + 1);
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    uint64_t v = rng();
+    __builtin_memcpy(&out[i], &v, 8);
+  }
+  for (; i < n; ++i) out[i] = static_cast<uint8_t>(rng());
+  return out;
+}
+
+void WriteWholeFile(const std::string &path, const std::vector<uint8_t> &data) {
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char *>(data.data()), static_cast<std::streamsize>(data.size()));
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::vector<uint8_t> ReadWholeFile(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
+}
+
+void WriteTextFile(const std::string &path, const std::string &text) {
+  std::ofstream f(path, std::ios::trunc);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+ScopedEnv::ScopedEnv(const char *name, std::optional<std::string> value) : name_(name) {
+  if (const char *old = std::getenv(name)) old_ = old;
+  if (value)
+    setenv(name, value->c_str(), 1);
+  else
+    unsetenv(name);
+}
+
+ScopedEnv::~ScopedEnv() {
+  if (old_)
+    setenv(name_.c_str(), old_->c_str(), 1);
+  else
+    unsetenv(name_.c_str());
+}
+
+bool DirectIoSupported(const std::string &dir) {
+  std::string path = dir + "/.odirect-probe";
+  int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_DIRECT, 0600);
+  if (fd < 0) return false;
+  ::close(fd);
+  ::unlink(path.c_str());
+  return true;
+}
+
+}  // namespace ufile::test

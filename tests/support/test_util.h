@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: Apache-2.0
+// Helpers shared by the tests: temporary directories, random data, scoped
+// environment variables, GPU presence.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ufile::test {
+
+// A fresh directory under $UFILE_TEST_TMPDIR (else /tmp), removed with its
+// contents on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir &) = delete;
+  TempDir &operator=(const TempDir &) = delete;
+  const std::string &path() const { return path_; }
+  std::string File(const std::string &name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+// Deterministic pseudo-random bytes (never zeros-only).
+std::vector<uint8_t> RandomBytes(size_t n, uint64_t seed);
+void WriteWholeFile(const std::string &path, const std::vector<uint8_t> &data);
+std::vector<uint8_t> ReadWholeFile(const std::string &path);
+void WriteTextFile(const std::string &path, const std::string &text);
+
+// Sets (or unsets, with nullopt) an environment variable for one scope.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char *name, std::optional<std::string> value);
+  ~ScopedEnv();
+  ScopedEnv(const ScopedEnv &) = delete;
+  ScopedEnv &operator=(const ScopedEnv &) = delete;
+
+ private:
+  std::string name_;
+  std::optional<std::string> old_;
+};
+
+// Whether O_DIRECT opens work in dir (tmpfs refuses them).
+bool DirectIoSupported(const std::string &dir);
+
+}  // namespace ufile::test
