@@ -45,13 +45,16 @@ std::shared_ptr<const Config> ViewConfig() {
 // A setter's first check: values staged while open would never apply.
 bool RefuseWhileOpen(const char *fn) {
   if (!Driver::Get().IsOpen()) return false;
-  UFILE_LOG_ERROR("%s: the driver is already open; parameters must be set before "
-                  "cuFileDriverOpen",
-                  fn);
+  UFILE_LOG_ERROR(
+      "%s: the driver is already open; parameters must be set before "
+      "cuFileDriverOpen",
+      fn);
   return true;
 }
 
-const char *KeyOr(const char *key) { return key ? key : "unknown parameter"; }
+const char *KeyOr(const char *key) {
+  return key ? key : "unknown parameter";
+}
 
 }  // namespace
 
@@ -100,22 +103,21 @@ extern "C" CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParamete
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (!SizeTParamKey(param) || !min_value || !max_value)
       return UFILE_API_REFUSE("cuFileGetParameterMinMaxValue", CU_FILE_INVALID_VALUE,
-                              "param %d (%s), min_value %p, max_value %p",
-                              static_cast<int>(param), KeyOr(SizeTParamKey(param)),
-                              static_cast<void *>(min_value), static_cast<void *>(max_value));
+                              "param %d (%s), min_value %p, max_value %p", static_cast<int>(param),
+                              KeyOr(SizeTParamKey(param)), static_cast<void *>(min_value),
+                              static_cast<void *>(max_value));
     return SizeTParamRange(param, min_value, max_value).ToCuFileError();
   });
 }
 
-extern "C" CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param,
-                                                 size_t value) {
+extern "C" CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (RefuseWhileOpen("cuFileSetParameterSizeT")) return api::Err(CU_FILE_DRIVER_ALREADY_OPEN);
     std::string why;
     Status st = StageSizeTParam(param, value, &why);
     if (!st.ok())
-      UFILE_LOG_ERROR("cuFileSetParameterSizeT: param %d (%s) = %zu: %s",
-                      static_cast<int>(param), KeyOr(SizeTParamKey(param)), value, why.c_str());
+      UFILE_LOG_ERROR("cuFileSetParameterSizeT: param %d (%s) = %zu: %s", static_cast<int>(param),
+                      KeyOr(SizeTParamKey(param)), value, why.c_str());
     return st.ToCuFileError();
   });
 }
@@ -146,18 +148,18 @@ extern "C" CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t 
 }
 
 extern "C" CUfileError_t cuFileSetParameterPosixPoolSlabArray(const size_t *size_values,
-                                                              const size_t *count_values,
-                                                              int len) {
+                                                              const size_t *count_values, int len) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (RefuseWhileOpen("cuFileSetParameterPosixPoolSlabArray"))
       return api::Err(CU_FILE_DRIVER_ALREADY_OPEN);
     std::string why;
     Status st = StageSlabParams(size_values, count_values, len, &why);
     if (!st.ok())
-      UFILE_LOG_ERROR("cuFileSetParameterPosixPoolSlabArray: size_values %p, count_values %p, "
-                      "len %d: %s",
-                      static_cast<const void *>(size_values),
-                      static_cast<const void *>(count_values), len, why.c_str());
+      UFILE_LOG_ERROR(
+          "cuFileSetParameterPosixPoolSlabArray: size_values %p, count_values %p, "
+          "len %d: %s",
+          static_cast<const void *>(size_values), static_cast<const void *>(count_values), len,
+          why.c_str());
     return st.ToCuFileError();
   });
 }
@@ -168,8 +170,8 @@ extern "C" CUfileError_t cuFileGetParameterPosixPoolSlabArray(size_t *size_value
     if (!size_values || !count_values || len <= 0)
       return UFILE_API_REFUSE("cuFileGetParameterPosixPoolSlabArray", CU_FILE_INVALID_VALUE,
                               "size_values %p, count_values %p, len %d",
-                              static_cast<void *>(size_values),
-                              static_cast<void *>(count_values), len);
+                              static_cast<void *>(size_values), static_cast<void *>(count_values),
+                              len);
     std::shared_ptr<const Config> cfg = ViewConfig();
     const std::vector<size_t> &sizes = cfg->posix_pool_slab_size_kb;
     const std::vector<size_t> &counts = cfg->posix_pool_slab_count;

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Builds a lean Release tree in build-dev/ to carry to the GPU machine (the
+# device tool carries at most 64 MiB): no debug info, object files removed
+# once linked. CTest files keep absolute paths, which match there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+ninja -C build-dev "$@"
+find build-dev -name '*.o' -delete
+du -sh build-dev

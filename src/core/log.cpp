@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: Apache-2.0
+// The cufile log.
+//
+// The level is one atomic, so LogEnabled costs one load. The destination and
+// its descriptor sit behind a mutex; each line is one write(2) on an O_APPEND
+// descriptor, so lines of concurrent threads (and processes) never interleave.
+//
+// Until ConfigureLog is called, the first LogEnabled call configures the log
+// itself from LoadConfig(). Config loading logs too: while it runs, that
+// thread's messages are held, then written once the level is known, so the
+// ERROR line about a malformed /etc/cufile.json reaches the log it configures.
+#include "core/log.h"
+
+#include <fcntl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdarg>
+#include <cstdio>
+#include <cstring>
+#include <ctime>
+#include <mutex>
+#include <string>
+#include <vector>
+
+namespace ufile {
+namespace {
+
+constexpr int kUnset = -1;
+constexpr const char *kStderrPath = "/dev/stderr";
+
+struct HeldLine {
+  LogLevel level;
+  std::string text;
+};
+
+struct LogState {
+  std::atomic<int> level{kUnset};  // a LogLevel, or kUnset before configuration
+  std::mutex boot_mu;              // serializes the lazy self-configuration
+  std::mutex mu;                   // guards everything below
+  std::string destination;         // the path to open on the first enabled message
+  int fd = -1;                     // open descriptor of destination, or -1
+  bool to_stderr = false;          // destination could not be opened
+  std::string in_use;              // LogFilePath()
+  std::vector<HeldLine> held;      // lines logged while self-configuring
+};
+
+// Never destroyed: static destructors of other objects may still log.
+LogState &State() {
+  static LogState *state = new LogState;
+  return *state;
+}
+
+thread_local bool t_self_configuring = false;
+
+std::string DestinationFor(const Config &cfg) {
+  if (!cfg.log_file_path.empty()) return cfg.log_file_path;
+  if (!cfg.log_dir.empty()) return cfg.log_dir + "/cufile_" + std::to_string(::getpid()) + ".log";
+  return "cufile.log";  // in the working directory, as libcufile does
+}
+
+void WriteAll(int fd, const std::string &text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // nowhere left to report it
+    done += static_cast<size_t>(n);
+  }
+}
+
+void CloseLocked(LogState &s) {
+  if (s.fd >= 0) ::close(s.fd);
+  s.fd = -1;
+  s.to_stderr = false;
+  s.in_use.clear();
+}
+
+void OpenLocked(LogState &s) {
+  s.fd = ::open(s.destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (s.fd >= 0) {
+    s.in_use = s.destination;
+    return;
+  }
+  int err = errno;
+  s.to_stderr = true;
+  s.in_use = kStderrPath;
+  WriteAll(STDERR_FILENO, "ufile: cannot open log file " + s.destination + ": " +
+                              std::strerror(err) + "; logging to stderr\n");
+}
+
+void WriteLocked(LogState &s, const std::string &text) {
+  if (s.fd < 0 && !s.to_stderr) OpenLocked(s);
+  WriteAll(s.to_stderr ? STDERR_FILENO : s.fd, text);
+}
+
+void ApplyLocked(LogState &s, const Config &cfg) {
+  std::string dest = DestinationFor(cfg);
+  if (dest != s.destination) {
+    CloseLocked(s);  // the next enabled message opens the new one
+    s.destination = std::move(dest);
+  }
+  s.level.store(static_cast<int>(cfg.log_level), std::memory_order_release);
+}
+
+void FlushHeldLocked(LogState &s) {
+  int level = s.level.load(std::memory_order_relaxed);
+  for (const HeldLine &line : s.held)
+    if (static_cast<int>(line.level) <= level) WriteLocked(s, line.text);
+  s.held.clear();
+}
+
+void SelfConfigure() {
+  LogState &s = State();
+  std::lock_guard<std::mutex> boot(s.boot_mu);
+  if (s.level.load(std::memory_order_acquire) != kUnset) return;  // another thread did it
+  Config cfg;
+  t_self_configuring = true;
+  try {
+    cfg = LoadConfig();
+  } catch (...) {
+    cfg = Config();  // out of memory: defaults still give a working log
+  }
+  t_self_configuring = false;
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.level.load(std::memory_order_relaxed) == kUnset) ApplyLocked(s, cfg);
+  FlushHeldLocked(s);
+}
+
+int CurrentLevel() {
+  int level = State().level.load(std::memory_order_acquire);
+  if (level != kUnset) return level;
+  if (t_self_configuring) return static_cast<int>(LogLevel::kTrace);  // held, filtered later
+  try {
+    SelfConfigure();
+  } catch (...) {
+    return static_cast<int>(LogLevel::kError);  // a mutex failed: keep the default level
+  }
+  return State().level.load(std::memory_order_acquire);
+}
+
+// "2026-11-22T10:11:12.123456Z pid=12 tid=13 ERROR config.cpp:88: text\n"
+std::string FormatLine(LogLevel level, const char *file, int line, const char *fmt, va_list ap) {
+  char stamp[40];
+  timespec ts{};
+  ::clock_gettime(CLOCK_REALTIME, &ts);
+  tm utc{};
+  ::gmtime_r(&ts.tv_sec, &utc);
+  size_t n = std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
+  std::snprintf(stamp + n, sizeof(stamp) - n, ".%06ldZ", ts.tv_nsec / 1000);
+
+  const char *base = file ? std::strrchr(file, '/') : nullptr;
+  base = base ? base + 1 : (file ? file : "?");
+  char head[160];
+  std::snprintf(head, sizeof(head), "%s pid=%d tid=%ld %s %s:%d: ", stamp,
+                static_cast<int>(::getpid()), static_cast<long>(::syscall(SYS_gettid)),
+                LogLevelName(level), base, line);
+
+  va_list copy;
+  va_copy(copy, ap);
+  int len = std::vsnprintf(nullptr, 0, fmt, copy);
+  va_end(copy);
+  std::string msg(len > 0 ? static_cast<size_t>(len) : 0, '\0');
+  if (len > 0) std::vsnprintf(msg.data(), msg.size() + 1, fmt, ap);
+  while (!msg.empty() && (msg.back() == '\n' || msg.back() == '\r')) msg.pop_back();
+  for (char &c : msg)
+    if (c == '\n' || c == '\r') c = ' ';  // one line per event
+  return head + msg + "\n";
+}
+
+}  // namespace
+
+void ConfigureLog(const Config &cfg) {
+  LogState &s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  ApplyLocked(s, cfg);
+}
+
+bool LogEnabled(LogLevel level) {
+  return static_cast<int>(level) <= CurrentLevel();
+}
+
+void LogMessage(LogLevel level, const char *file, int line, const char *fmt, ...) {
+  try {
+    if (!fmt || static_cast<int>(level) > CurrentLevel()) return;
+    std::string text;
+    va_list ap;
+    va_start(ap, fmt);
+    try {
+      text = FormatLine(level, file, line, fmt, ap);
+    } catch (...) {
+      va_end(ap);
+      return;
+    }
+    va_end(ap);
+    LogState &s = State();
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (t_self_configuring && s.level.load(std::memory_order_relaxed) == kUnset)
+      s.held.push_back({level, std::move(text)});
+    else if (static_cast<int>(level) <= s.level.load(std::memory_order_relaxed))
+      WriteLocked(s, text);
+  } catch (...) {
+    // Logging never throws into its caller (often a C entry point).
+  }
+}
+
+std::string LogFilePath() {
+  LogState &s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  return s.in_use;
+}
+
+}  // namespace ufile
