@@ -1,18 +1,22 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/chunk_io.h"
 
+#include <unistd.h>
+
 #include <cerrno>
 
 #include "core/log.h"
-#include "engine/posix_io.h"
 
 namespace ufile {
 namespace {
+
+constexpr int kMaxEagainRetries = 1000;  // ~1 s of 1 ms sleeps, as engine/posix_io
 
 // A user-space filesystem's callback, looped like pread: bytes or -errno.
 template <class Fn>
 Result<size_t> CallbackLoop(const char *what, Fn fn, size_t len) {
   size_t done = 0;
+  int eagain = 0;
   while (done < len) {
     ssize_t n = fn(done);
     if (n > 0) {
@@ -20,7 +24,11 @@ Result<size_t> CallbackLoop(const char *what, Fn fn, size_t len) {
       continue;
     }
     if (n == 0) break;
-    if (n == -EINTR || n == -EAGAIN) continue;
+    if (n == -EINTR) continue;
+    if (n == -EAGAIN && ++eagain <= kMaxEagainRetries) {
+      usleep(1000);
+      continue;
+    }
     const int err = n < -4095 || n == -1 ? EIO : static_cast<int>(-n);
     UFILE_LOG_ERROR("user-space filesystem %s callback failed: %zd", what, n);
     return Status::Errno(err);
@@ -43,7 +51,7 @@ Result<size_t> DirectThenBuffered(FileHandle &file, const Chunk &c, Op op) {
 
 }  // namespace
 
-Result<size_t> ReadChunk(FileHandle &file, const Chunk &c, void *dst) {
+Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst) {
   char *out = static_cast<char *>(dst);
   if (file.is_fs_ops()) {
     return CallbackLoop("read", [&](size_t done) {
@@ -52,7 +60,7 @@ Result<size_t> ReadChunk(FileHandle &file, const Chunk &c, void *dst) {
     }, c.len);
   }
   auto op = [&](int fd, size_t skip, size_t len, size_t align) {
-    return PreadFull(fd, out + skip, len, c.file_off + static_cast<off_t>(skip), align);
+    return engine.Read(fd, out + skip, len, c.file_off + static_cast<off_t>(skip), align);
   };
   if (c.direct) return DirectThenBuffered(file, c, op);
   Result<int> fd = file.BufferedFd();
@@ -60,7 +68,7 @@ Result<size_t> ReadChunk(FileHandle &file, const Chunk &c, void *dst) {
   return op(*fd, 0, c.len, 1);
 }
 
-Result<size_t> WriteChunk(FileHandle &file, const Chunk &c, const void *src) {
+Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src) {
   const char *in = static_cast<const char *>(src);
   if (file.is_fs_ops()) {
     Result<size_t> r = CallbackLoop("write", [&](size_t done) {
@@ -71,7 +79,7 @@ Result<size_t> WriteChunk(FileHandle &file, const Chunk &c, const void *src) {
     return r;
   }
   auto op = [&](int fd, size_t skip, size_t len, size_t align) {
-    return PwriteFull(fd, in + skip, len, c.file_off + static_cast<off_t>(skip), align);
+    return engine.Write(fd, in + skip, len, c.file_off + static_cast<off_t>(skip), align);
   };
   if (c.direct) return DirectThenBuffered(file, c, op);
   Result<int> fd = file.BufferedFd();

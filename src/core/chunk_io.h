@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: Apache-2.0
 // File I/O of one planned chunk between the file and host memory: through the
-// O_DIRECT descriptor, the buffered one, or a user-space filesystem's
-// callbacks. A read is short only at end of file.
+// O_DIRECT descriptor or the buffered one (through the engine), or a
+// user-space filesystem's callbacks. A read is short only at end of file.
 // Thread-safety: stateless.
 #pragma once
 
 #include "core/file_handle.h"
 #include "core/status.h"
+#include "engine/engine.h"
 #include "plan/planner.h"
 
 namespace ufile {
 
-Result<size_t> ReadChunk(FileHandle &file, const Chunk &c, void *dst);
-Result<size_t> WriteChunk(FileHandle &file, const Chunk &c, const void *src);
+Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst);
+Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src);
 
 }  // namespace ufile

@@ -32,13 +32,16 @@ Runtime::Runtime(std::shared_ptr<const Config> cfg) : cfg_(std::move(cfg)) {
   staging_ = std::make_unique<StagingPool>(cfg_->posix_pool_slab_size_kb,
                                            cfg_->posix_pool_slab_count,
                                            api.available ? &contexts_ : nullptr);
+  engine_ = MakeEngine(*cfg_);
   workers_ = std::make_unique<WorkerPool>(io_threads_);
-  UFILE_LOG_INFO("driver open: %zu I/O threads, request parallelism %zu, GPU %s", io_threads_,
-                 parallelism_, api.available ? "available" : api.why_unavailable.c_str());
+  UFILE_LOG_INFO("driver open: engine %s, %zu I/O threads, request parallelism %zu, GPU %s",
+                 engine_->name(), io_threads_, parallelism_,
+                 api.available ? "available" : api.why_unavailable.c_str());
 }
 
 Runtime::~Runtime() {
   workers_.reset();  // no I/O runs past this point
+  engine_.reset();
   lanes_.ReleaseAll();
   staging_->Release();
   contexts_.ReleaseAll();

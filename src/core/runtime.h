@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Runtime: the state of one open driver session (see core/driver.h). Built
 // from the effective Config at open; its destructor tears down in order:
-// worker threads, copy lanes, staging buffers, GPU contexts.
+// worker threads, engine, copy lanes, staging buffers, GPU contexts.
 // Thread-safety: accessors may be called from any thread; the objects they
 // return are thread-safe themselves.
 #pragma once
@@ -13,6 +13,7 @@
 #include "core/buffer_registry.h"
 #include "core/config.h"
 #include "core/file_handle.h"
+#include "engine/engine.h"
 #include "engine/worker_pool.h"
 #include "gpu/copy_lanes.h"
 #include "gpu/memory.h"
@@ -41,6 +42,7 @@ class Runtime {
   HandleTable &handles() { return handles_; }
   BufferRegistry &buffers() { return buffers_; }
   WorkerPool &workers() { return *workers_; }
+  Engine &engine() { return *engine_; }
   StagingPool &staging() { return *staging_; }
   CopyLanes &lanes() { return lanes_; }
   PrimaryContexts &contexts() { return contexts_; }
@@ -61,6 +63,7 @@ class Runtime {
   HandleTable handles_;
   BufferRegistry buffers_;
   std::unique_ptr<StagingPool> staging_;
+  std::unique_ptr<Engine> engine_;
   std::unique_ptr<WorkerPool> workers_;
 };
 

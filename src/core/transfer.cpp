@@ -73,7 +73,8 @@ class Job {
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
 Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem) {
-  return job.req.write ? WriteChunk(*job.req.file, c, mem) : ReadChunk(*job.req.file, c, mem);
+  Engine &e = job.rt.engine();
+  return job.req.write ? WriteChunk(e, *job.req.file, c, mem) : ReadChunk(e, *job.req.file, c, mem);
 }
 
 // Participant for CPU-addressable memory: direct file I/O, through an aligned
@@ -161,7 +162,7 @@ class DeviceParticipant {
     while (job_.Claim(&i)) {
       if (!Wait(s)) return;
       const Chunk c = job_.plan.at(i);
-      Result<size_t> r = ReadChunk(*job_.req.file, c, buf_[s].data());
+      Result<size_t> r = ReadChunk(job_.rt.engine(), *job_.req.file, c, buf_[s].data());
       if (!r.ok()) return job_.Fail(i, r.status());
       if (*r < c.len) job_.EndOfFile(i, *r);
       if (*r > 0) {
@@ -191,7 +192,7 @@ class DeviceParticipant {
       const bool more = other != s && Prefetch(other);
       const size_t i = chunk_[s];
       if (!Wait(s)) return;
-      Result<size_t> r = WriteChunk(*job_.req.file, pending_[s], buf_[s].data());
+      Result<size_t> r = WriteChunk(job_.rt.engine(), *job_.req.file, pending_[s], buf_[s].data());
       if (!r.ok()) return job_.Fail(i, r.status());
       if (other == s) {
         if (!Prefetch(s)) return;

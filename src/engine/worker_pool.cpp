@@ -44,6 +44,7 @@ struct RunState {
 
 void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   // A pool thread never waits for other pool threads: that could deadlock.
+  if (n == 0) return;
   size_t helpers = (n > 1 && !t_in_pool) ? std::min(n - 1, threads_.size()) : 0;
   if (helpers == 0) {
     fn(0);

@@ -25,8 +25,12 @@ class WorkerPool {
   WorkerPool(const WorkerPool &) = delete;
   WorkerPool &operator=(const WorkerPool &) = delete;
 
-  // Calls fn(0) on this thread and fn(1..n-1) on pool threads; returns when
-  // every call has returned.
+  // Calls fn(0) on this thread (nothing when n is 0) and offers fn(1..n-1)
+  // to pool threads. An offer a pool thread has not taken by the time fn(0)
+  // returns is withdrawn (fn is then not called with that index), so fn must
+  // claim its work from shared state rather than rely on its index. Called
+  // from a pool thread, only fn(0) runs. Returns when every call that started
+  // has returned.
   void Run(size_t n, const std::function<void(size_t)> &fn);
   // Queues fn to run on a pool thread (asynchronous work: batch, streams).
   void Post(std::function<void()> fn);

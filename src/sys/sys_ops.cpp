@@ -2,6 +2,7 @@
 #include "sys/sys_ops.h"
 
 #include <fcntl.h>
+#include <liburing.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -20,6 +21,9 @@ int SysOps::Fstat(int fd, struct stat *st) { return ::fstat(fd, st); }
 int SysOps::GetFlags(int fd) { return ::fcntl(fd, F_GETFL); }
 int SysOps::Open(const char *path, int flags, mode_t mode) { return ::open(path, flags, mode); }
 int SysOps::Close(int fd) { return ::close(fd); }
+int SysOps::UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags) {
+  return io_uring_queue_init(entries, ring, flags);
+}
 
 SysOps &SysOps::Current() { return *g_current.load(std::memory_order_acquire); }
 

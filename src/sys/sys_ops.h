@@ -10,6 +10,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+struct io_uring;
+
 namespace ufile {
 
 class SysOps {
@@ -21,6 +23,8 @@ class SysOps {
   virtual int GetFlags(int fd);  // fcntl(F_GETFL)
   virtual int Open(const char *path, int flags, mode_t mode);
   virtual int Close(int fd);
+  // io_uring_queue_init: 0 or -errno.
+  virtual int UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags);
 
   // The implementation in use (the real one unless a test installed another).
   static SysOps &Current();

@@ -1,0 +1,36 @@
+// SPDX-License-Identifier: Apache-2.0
+// Engine: how a chunk's bytes move between a file descriptor and host memory.
+// Two implementations: io_uring (one ring per thread, a large transfer split
+// into concurrent pieces) and POSIX pread/pwrite (the fallback when io_uring
+// is unavailable: disabled by sysctl, refused by seccomp, or configured off).
+// Both have PreadFull/PwriteFull's contract (engine/posix_io.h).
+// Thread-safety: Read/Write may be called from any thread concurrently.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "core/config.h"
+#include "core/status.h"
+
+namespace ufile {
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual const char *name() const = 0;
+  virtual Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) = 0;
+  virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) = 0;
+};
+
+std::unique_ptr<Engine> MakePosixEngine();
+// nullptr (with the reason in *why) when io_uring cannot be set up here.
+std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, std::string *why);
+
+// The engine cfg asks for: io_uring when configured (or auto) and usable,
+// else POSIX. The choice and its reason are logged.
+std::unique_ptr<Engine> MakeEngine(const Config &cfg);
+
+}  // namespace ufile
