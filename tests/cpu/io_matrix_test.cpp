@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // cuFileWrite/cuFileRead on host memory over the cross-product
-// {pageable, locked} x alignment x {buffered, O_DIRECT} x 1 B .. 64 MiB.
+// {pageable, locked} x alignment x {buffered, O_DIRECT} x 1 B .. 64 MiB,
+// once with each engine (io_uring, POSIX thread pool).
+#include <cufile.h>
 #include <gtest/gtest.h>
 
 #include "support/io_cases.h"
@@ -9,21 +11,44 @@
 namespace ufile::test {
 namespace {
 
+// Opens the driver with one engine for the whole suite.
+template <const char *kEngine>
 class IoMatrix : public ::testing::TestWithParam<IoCase> {
  protected:
-  static void SetUpTestSuite() { dir_ = new TempDir(); }
-  static void TearDownTestSuite() { delete dir_; }
+  static void SetUpTestSuite() {
+    dir_ = new TempDir();
+    env_ = new ScopedEnv("UFILE_ENGINE", kEngine);
+    if (cuFileUseCount() > 0) cuFileDriverClose();
+    ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  }
+  static void TearDownTestSuite() {
+    cuFileDriverClose();
+    delete env_;
+    delete dir_;
+  }
   static TempDir *dir_;
+  static ScopedEnv *env_;
 };
-TempDir *IoMatrix::dir_ = nullptr;
+template <const char *kEngine>
+TempDir *IoMatrix<kEngine>::dir_ = nullptr;
+template <const char *kEngine>
+ScopedEnv *IoMatrix<kEngine>::env_ = nullptr;
 
-TEST_P(IoMatrix, WriteThenReadBack) { RunIoCase(GetParam(), dir_->path()); }
+constexpr char kIoUring[] = "io_uring";
+constexpr char kThreadPool[] = "thread_pool";
+using IoMatrixUring = IoMatrix<kIoUring>;
+using IoMatrixPosix = IoMatrix<kThreadPool>;
 
-INSTANTIATE_TEST_SUITE_P(
-    Host, IoMatrix,
-    ::testing::ValuesIn(CrossProduct({MemoryKind::kPageable, MemoryKind::kLocked},
-                                     {1, 4096, 65536 + 512, 1u << 20, 9u << 20, 64u << 20})),
-    [](const auto &p) { return CaseName(p.param); });
+TEST_P(IoMatrixUring, WriteThenReadBack) { RunIoCase(GetParam(), dir_->path()); }
+TEST_P(IoMatrixPosix, WriteThenReadBack) { RunIoCase(GetParam(), dir_->path()); }
+
+const auto kCases = ::testing::ValuesIn(CrossProduct(
+    {MemoryKind::kPageable, MemoryKind::kLocked},
+    {1, 4096, 65536 + 512, 1u << 20, 9u << 20, 64u << 20}));
+const auto kName = [](const auto &p) { return CaseName(p.param); };
+
+INSTANTIATE_TEST_SUITE_P(Host, IoMatrixUring, kCases, kName);
+INSTANTIATE_TEST_SUITE_P(Host, IoMatrixPosix, kCases, kName);
 
 }  // namespace
 }  // namespace ufile::test
