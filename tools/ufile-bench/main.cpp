@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: Apache-2.0
+// ufile-bench: a gdsio-style benchmark of file -> GPU (and back) paths, and
+// the tool that measures ufile against its ceilings (--compare).
+// See docs/BENCHMARKS.md for what each row measures and the recorded tables.
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <thread>
+
+#include "compare.h"
+#include "measure.h"
+#include "options.h"
+#include "testfile.h"
+
+namespace bench {
+namespace {
+
+int RunSingle(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
+  MeasurePlan mp;
+  mp.repeats = opt.effective_repeats();
+  mp.seconds = opt.seconds;
+  mp.passes = opt.passes;
+  mp.cold = opt.cold;
+  mp.verify = opt.verify ? VerifyMode::kInline : VerifyMode::kNone;
+  mp.progress = !opt.quiet && isatty(STDERR_FILENO);
+  int rc = 0;
+  for (uint64_t io : opt.io_sizes) {
+    RowSpec spec = BaseSpec(opt, io);
+    PrintTableHeader(ctx, spec, mp.repeats, opt.cold ? "cold" : "hot", "ufile-bench");
+    RowResult row = MeasureRow(spec, gpu, mp);
+    if (spec.xfer == Xfer::kPinnedCopy && !gpu.present) row.type = "memcpy";
+    PrintRow(ctx, row);
+    PrintCacheNote(ctx, row.cache);
+    if (!row.error.empty() || row.verified == Verified::kFailed) rc = 1;
+  }
+  if (opt.verify && !opt.json)
+    std::printf(
+        "verify: every byte read was checked (writes read back); the figures include "
+        "the checking\n");
+  return rc;
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+int Main(int argc, char **argv) {
+  Options opt;
+  const int parsed = ParseOptions(argc, argv, &opt);
+  if (parsed != 0) return parsed > 0 ? 0 : 2;
+  // The cpu rows never touch the GPU: don't make them wait for CUDA.
+  const bool wants_gpu = opt.compare || opt.xfer != Xfer::kCpu;
+  Gpu gpu = OpenGpu(wants_gpu ? opt.gpu : -1);
+  if (wants_gpu && opt.gpu >= 0 && !gpu.present)
+    std::fprintf(stderr, "ufile-bench: %s; measuring host-memory rows only\n", gpu.name.c_str());
+  const int fill_threads =
+      static_cast<int>(std::max(1u, std::min(16u, std::thread::hardware_concurrency())));
+  Status st = PrepareFile(opt.file, &opt.file_size, opt.verify, fill_threads, opt.quiet);
+  if (!st.ok()) {
+    std::fprintf(stderr, "ufile-bench: %s\n", st.error.c_str());
+    return 1;
+  }
+  ReportContext ctx;
+  ctx.file = opt.file;
+  ctx.file_size = opt.file_size;
+  ctx.gpu = gpu.present ? "GPU " + std::to_string(gpu.index) + " " + gpu.name : gpu.name;
+  ctx.date = UtcNow();
+  ctx.host = HostName();
+  ctx.json = opt.json;
+  if (!opt.json_file.empty() && !(ctx.json_out = std::fopen(opt.json_file.c_str(), "a"))) {
+    std::perror(opt.json_file.c_str());
+    return 1;
+  }
+  const int rc = opt.compare ? RunCompare(opt, gpu, ctx) : RunSingle(opt, gpu, ctx);
+  if (ctx.json_out) std::fclose(ctx.json_out);
+  return rc;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char **argv) {
+  return bench::Main(argc, argv);
+}
