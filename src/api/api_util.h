@@ -8,6 +8,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstring>
 #include <exception>
 
 #include "core/driver.h"
@@ -15,6 +16,21 @@
 #include "core/status.h"
 
 namespace ufile::api {
+
+// The int a C caller passed for an enum argument, read without loading a
+// possibly out-of-range value as the C++ enum (undefined behaviour).
+template <class E>
+int RawEnum(const E &e) {
+  int v = 0;
+  static_assert(sizeof v == sizeof e);
+  std::memcpy(&v, &e, sizeof v);
+  return v;
+}
+template <class E>
+bool InEnum(const E &e, int last) {
+  const int v = RawEnum(e);
+  return v >= 0 && v <= last;
+}
 
 inline CUfileError_t Ok() { return {CU_FILE_SUCCESS, CUDA_SUCCESS}; }
 inline CUfileError_t Err(CUfileOpError op) { return {op, CUDA_SUCCESS}; }
@@ -37,9 +53,18 @@ __attribute__((format(printf, 4, 5))) inline CUfileError_t RefuseAt(const char *
 #define UFILE_API_REFUSE(fn, op, ...) \
   ::ufile::api::RefuseAt(__FILE__, __LINE__, op, fn ": " __VA_ARGS__)
 
+// Depth of cuFile calls on this thread (a callback of a user-space
+// filesystem runs inside one).
+inline thread_local int t_call_depth = 0;
+struct CallDepth {
+  CallDepth() { ++t_call_depth; }
+  ~CallDepth() { --t_call_depth; }
+};
+
 // Runs body (returning CUfileError_t) with exceptions contained.
 template <class Body>
 CUfileError_t Guard(const char *fn, Body &&body) noexcept {
+  CallDepth depth;
   try {
     return body();
   } catch (const std::exception &e) {
@@ -53,6 +78,7 @@ CUfileError_t Guard(const char *fn, Body &&body) noexcept {
 // Same for the ssize_t-returning I/O calls.
 template <class Body>
 ssize_t GuardIo(const char *fn, Body &&body) noexcept {
+  CallDepth depth;
   try {
     return body();
   } catch (const std::exception &e) {

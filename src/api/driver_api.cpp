@@ -16,12 +16,17 @@ extern "C" CUfileError_t cuFileDriverOpen(void) {
 // The header maps cuFileDriverClose to cuFileDriverClose_v2; both symbols
 // exist for binaries built against either name.
 #undef cuFileDriverClose
-extern "C" CUfileError_t cuFileDriverClose(void) {
-  return api::Guard(__func__, [] { return Driver::Get().Close().ToCuFileError(); });
+namespace {
+// Inside another cuFile call on this thread (depth > 1: this call counts
+// itself), or on one of ufile's I/O threads, a close cannot wait for the
+// calls in flight: it is one of them.
+CUfileError_t CloseDriver() {
+  const bool inside = api::t_call_depth > 1 || WorkerPool::InPoolThread();
+  return Driver::Get().Close(inside).ToCuFileError();
 }
-extern "C" CUfileError_t cuFileDriverClose_v2(void) {
-  return api::Guard(__func__, [] { return Driver::Get().Close().ToCuFileError(); });
-}
+}  // namespace
+extern "C" CUfileError_t cuFileDriverClose(void) { return api::Guard(__func__, CloseDriver); }
+extern "C" CUfileError_t cuFileDriverClose_v2(void) { return api::Guard(__func__, CloseDriver); }
 
 extern "C" long cuFileUseCount(void) { return Driver::Get().UseCount(); }
 

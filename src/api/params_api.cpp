@@ -31,6 +31,9 @@ Config StagedConfig();
 
 using namespace ufile;
 
+using api::InEnum;
+using api::RawEnum;
+
 namespace {
 
 // The Config a getter reads: the running one, else the staged view. The
@@ -61,6 +64,9 @@ const char *KeyOr(const char *key) {
 extern "C" CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t param,
                                                  size_t *value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!InEnum(param, CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS))
+      return UFILE_API_REFUSE("cuFileGetParameterSizeT", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     if (!SizeTParamKey(param) || !value)
       return UFILE_API_REFUSE("cuFileGetParameterSizeT", CU_FILE_INVALID_VALUE,
                               "param %d (%s), value %p", static_cast<int>(param),
@@ -71,6 +77,9 @@ extern "C" CUfileError_t cuFileGetParameterSizeT(CUFileSizeTConfigParameter_t pa
 
 extern "C" CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t param, bool *value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!InEnum(param, CUFILE_PARAM_STREAM_MEMOPS_BYPASS))
+      return UFILE_API_REFUSE("cuFileGetParameterBool", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     if (!BoolParamKey(param) || !value)
       return UFILE_API_REFUSE("cuFileGetParameterBool", CU_FILE_INVALID_VALUE,
                               "param %d (%s), value %p", static_cast<int>(param),
@@ -113,6 +122,9 @@ extern "C" CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParamete
 extern "C" CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t param, size_t value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (RefuseWhileOpen("cuFileSetParameterSizeT")) return api::Err(CU_FILE_DRIVER_ALREADY_OPEN);
+    if (!InEnum(param, CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS))
+      return UFILE_API_REFUSE("cuFileSetParameterSizeT", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     std::string why;
     Status st = StageSizeTParam(param, value, &why);
     if (!st.ok())
@@ -125,6 +137,9 @@ extern "C" CUfileError_t cuFileSetParameterSizeT(CUFileSizeTConfigParameter_t pa
 extern "C" CUfileError_t cuFileSetParameterBool(CUFileBoolConfigParameter_t param, bool value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (RefuseWhileOpen("cuFileSetParameterBool")) return api::Err(CU_FILE_DRIVER_ALREADY_OPEN);
+    if (!InEnum(param, CUFILE_PARAM_STREAM_MEMOPS_BYPASS))
+      return UFILE_API_REFUSE("cuFileSetParameterBool", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     Status st = StageBoolParam(param, value);
     if (!st.ok())
       UFILE_LOG_ERROR("cuFileSetParameterBool: unknown param %d (value %s)",
@@ -137,6 +152,9 @@ extern "C" CUfileError_t cuFileSetParameterString(CUFileStringConfigParameter_t 
                                                   const char *desc_str) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (RefuseWhileOpen("cuFileSetParameterString")) return api::Err(CU_FILE_DRIVER_ALREADY_OPEN);
+    if (!InEnum(param, CUFILE_PARAM_LOG_DIR))
+      return UFILE_API_REFUSE("cuFileSetParameterString", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     std::string why;
     Status st = StageStringParam(param, desc_str, &why);
     if (!st.ok())

@@ -430,6 +430,7 @@ Config LoadConfig() {
   Config cfg;
   const char *system = GetEnv("UFILE_SYSTEM_JSON_PATH");
   LoadJsonFile(cfg, system ? system : kDefaultSystemJson, ConfigSource::kSystemJson, false);
+  DropVendorGeometryDefaults(cfg);
   if (const char *path = GetEnv("CUFILE_ENV_PATH_JSON"))
     LoadJsonFile(cfg, path, ConfigSource::kEnvJson, true);
   ApplyEnvironment(cfg);

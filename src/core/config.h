@@ -73,6 +73,9 @@ struct Config {
   // reported by ufile-check) and unknown keys (warned about).
   std::vector<std::string> inert_keys;
   std::vector<std::string> unknown_keys;
+  // Pipeline-geometry keys whose system-file value was NVIDIA's shipped
+  // default and so was treated as unset (core/config_vendor.cpp).
+  std::vector<std::string> vendor_defaults_ignored;
 };
 
 // Applies one JSON document (text with // comments) on top of cfg, recording
@@ -88,6 +91,10 @@ void ApplyEnvironment(Config &cfg);
 // defaults < /etc/cufile.json < $CUFILE_ENV_PATH_JSON < environment. The
 // staged API values are applied by the caller (core/params).
 Config LoadConfig();
+
+// After the system file: NVIDIA's shipped values of the pipeline-geometry
+// keys count as unset (see core/config_vendor.cpp for why).
+void DropVendorGeometryDefaults(Config &cfg);
 
 const char *LogLevelName(LogLevel level);
 bool ParseLogLevel(const std::string &text, LogLevel *level);

@@ -4,6 +4,7 @@
 #include "core/log.h"
 #include "core/params.h"
 #include "core/runtime.h"
+#include "stats/stats.h"
 
 namespace ufile {
 
@@ -13,22 +14,23 @@ Driver &Driver::Get() {
 }
 
 Driver::OpGuard::OpGuard(OpGuard &&other) noexcept
-    : driver_(other.driver_), runtime_(std::move(other.runtime_)) {
+    : driver_(other.driver_), runtime_(other.runtime_) {
   other.driver_ = nullptr;
+  other.runtime_ = nullptr;
 }
 
 Driver::OpGuard &Driver::OpGuard::operator=(OpGuard &&other) noexcept {
   if (this != &other) {
     if (driver_) driver_->Leave();
     driver_ = other.driver_;
-    runtime_ = std::move(other.runtime_);
+    runtime_ = other.runtime_;
     other.driver_ = nullptr;
+    other.runtime_ = nullptr;
   }
   return *this;
 }
 
 Driver::OpGuard::~OpGuard() {
-  runtime_.reset();
   if (driver_) driver_->Leave();
 }
 
@@ -39,6 +41,8 @@ Status Driver::OpenLocked(std::unique_lock<std::mutex> &lock) {
   ApplyStagedParams(cfg, /*clear=*/true);
   ConfigureLog(cfg);
   runtime_ = std::make_shared<Runtime>(std::make_shared<const Config>(std::move(cfg)));
+  stats::OnDriverOpen(runtime_->shared_config());
+  live_.store(runtime_.get(), std::memory_order_seq_cst);
   return Status::Ok();
 }
 
@@ -50,7 +54,7 @@ Status Driver::Open() {
   return Status::Ok();
 }
 
-Status Driver::Close() {
+Status Driver::Close(bool inside_call) {
   std::shared_ptr<Runtime> doomed;
   {
     std::unique_lock<std::mutex> lock(mu_);
@@ -63,16 +67,25 @@ Status Driver::Close() {
       --explicit_opens_;
       return Status::Ok();
     }
-    closing_ = true;
-    if (in_flight_ > 0)
-      UFILE_LOG_INFO("cuFileDriverClose: waiting for %ld operations in flight", in_flight_);
-    drained_.wait(lock, [this] { return in_flight_ == 0; });
+    if (inside_call) {
+      UFILE_LOG_ERROR("cuFileDriverClose: called inside a cuFile call or on a ufile I/O thread; "
+                      "it cannot wait for the call it is part of");
+      return Status::Op(CU_FILE_INVALID_VALUE);
+    }
+    // Dekker with Enter(): closing_ is published before in_flight_ is read,
+    // and Enter() bumps in_flight_ before reading closing_ (all seq_cst).
+    closing_.store(true, std::memory_order_seq_cst);
+    live_.store(nullptr, std::memory_order_seq_cst);
+    if (in_flight_.load() > 0)
+      UFILE_LOG_INFO("cuFileDriverClose: waiting for %ld operations in flight", in_flight_.load());
+    drained_.wait(lock, [this] { return in_flight_.load() == 0; });
     doomed = std::move(runtime_);
     explicit_opens_ = 0;
   }
   doomed.reset();  // tears down outside the lock: joins I/O threads
+  stats::OnDriverClose();
   std::lock_guard<std::mutex> lock(mu_);
-  closing_ = false;
+  closing_.store(false, std::memory_order_seq_cst);
   return Status::Ok();
 }
 
@@ -88,16 +101,25 @@ bool Driver::IsOpen() const {
 }
 
 Result<Driver::OpGuard> Driver::Enter() {
+  in_flight_.fetch_add(1, std::memory_order_seq_cst);
+  if (!closing_.load(std::memory_order_seq_cst)) {
+    if (Runtime *rt = live_.load(std::memory_order_seq_cst)) return OpGuard(this, rt);
+  }
+  Leave();
+  // Slow path: first use (implicit open) or a close in progress.
   std::unique_lock<std::mutex> lock(mu_);
   if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
   UFILE_RETURN_IF_ERROR(OpenLocked(lock));
-  ++in_flight_;
-  return OpGuard(this, runtime_);
+  in_flight_.fetch_add(1, std::memory_order_seq_cst);
+  return OpGuard(this, runtime_.get());
 }
 
 void Driver::Leave() {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (--in_flight_ == 0) drained_.notify_all();
+  if (in_flight_.fetch_sub(1, std::memory_order_seq_cst) == 1 &&
+      closing_.load(std::memory_order_seq_cst)) {
+    std::lock_guard<std::mutex> lock(mu_);  // pairs with the waiter's predicate check
+    drained_.notify_all();
+  }
 }
 
 std::shared_ptr<const Config> Driver::RunningConfig() const {

@@ -13,6 +13,7 @@
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <memory>
 #include <mutex>
@@ -34,23 +35,28 @@ class Driver {
     OpGuard &operator=(OpGuard &&other) noexcept;
     ~OpGuard();
     Runtime &runtime() const { return *runtime_; }
-    Runtime *operator->() const { return runtime_.get(); }
+    Runtime *operator->() const { return runtime_; }
 
    private:
     friend class Driver;
-    OpGuard(Driver *driver, std::shared_ptr<Runtime> rt) : driver_(driver), runtime_(std::move(rt)) {}
+    OpGuard(Driver *driver, Runtime *rt) : driver_(driver), runtime_(rt) {}
     Driver *driver_ = nullptr;
-    std::shared_ptr<Runtime> runtime_;
+    Runtime *runtime_ = nullptr;  // alive while any guard is: Close waits for them
   };
 
   static Driver &Get();
 
-  Status Open();   // cuFileDriverOpen: counts one use
-  Status Close();  // cuFileDriverClose: drops one use; the last tears down
+  Status Open();  // cuFileDriverOpen: counts one use
+  // cuFileDriverClose: drops one use; the last tears down. inside_call: the
+  // caller is itself inside a cuFile call (a callback) or on an I/O thread,
+  // so waiting for calls in flight would wait for itself: refused with
+  // CU_FILE_INVALID_VALUE instead.
+  Status Close(bool inside_call = false);
   long UseCount() const;
   bool IsOpen() const;
 
   // Opens implicitly if needed; CU_FILE_DRIVER_CLOSING while a close runs.
+  // The fast path is two atomic operations, no lock.
   Result<OpGuard> Enter();
   // The running Config, or nullptr when closed.
   std::shared_ptr<const Config> RunningConfig() const;
@@ -62,10 +68,11 @@ class Driver {
 
   mutable std::mutex mu_;
   std::condition_variable drained_;
-  std::shared_ptr<Runtime> runtime_;  // guarded by mu_
-  long explicit_opens_ = 0;           // guarded by mu_
-  long in_flight_ = 0;                // guarded by mu_
-  bool closing_ = false;              // guarded by mu_
+  std::shared_ptr<Runtime> runtime_;   // guarded by mu_; written only with closing_ set
+  long explicit_opens_ = 0;            // guarded by mu_
+  std::atomic<Runtime *> live_{nullptr};  // runtime_.get() while open and not closing
+  std::atomic<long> in_flight_{0};        // OpGuards alive
+  std::atomic<bool> closing_{false};
 };
 
 }  // namespace ufile

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <string>
 
 #include "core/log.h"
@@ -31,7 +32,10 @@ FileHandle::~FileHandle() {
 
 Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr) {
   std::shared_ptr<FileHandle> h(new FileHandle());
-  if (descr.type == CU_FILE_HANDLE_TYPE_USERSPACE_FS) {
+  int type = 0;  // any int from C: never loaded as the enum
+  static_assert(sizeof type == sizeof descr.type);
+  std::memcpy(&type, &descr.type, sizeof type);
+  if (type == CU_FILE_HANDLE_TYPE_USERSPACE_FS) {
     if (!descr.fs_ops || (!descr.fs_ops->read && !descr.fs_ops->write)) {
       UFILE_LOG_ERROR("cuFileHandleRegister: USERSPACE_FS handle without read/write callbacks");
       return Status::Op(CU_FILE_INVALID_VALUE);
@@ -43,8 +47,8 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
     h->align_ = 1;
     return h;
   }
-  if (descr.type != CU_FILE_HANDLE_TYPE_OPAQUE_FD) {
-    UFILE_LOG_ERROR("cuFileHandleRegister: unsupported handle type %d", static_cast<int>(descr.type));
+  if (type != CU_FILE_HANDLE_TYPE_OPAQUE_FD) {
+    UFILE_LOG_ERROR("cuFileHandleRegister: unsupported handle type %d", type);
     return Status::Op(CU_FILE_INVALID_VALUE);
   }
   const int fd = descr.handle.fd;
@@ -77,7 +81,7 @@ Result<int> FileHandle::BufferedFd() {
   if (buffered_fd_ >= 0) return buffered_fd_;
   // Reopen the same file through its /proc link, same access mode, no O_DIRECT.
   const std::string path = "/proc/self/fd/" + std::to_string(fd_);
-  const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME)) | O_CLOEXEC;
+  const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
   int bfd = SysOps::Current().Open(path.c_str(), flags, 0);
   if (bfd < 0) {
     int err = errno;

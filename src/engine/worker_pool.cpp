@@ -42,6 +42,8 @@ struct RunState {
 };
 }  // namespace
 
+bool WorkerPool::InPoolThread() { return t_in_pool; }
+
 void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   // A pool thread never waits for other pool threads: that could deadlock.
   if (n == 0) return;

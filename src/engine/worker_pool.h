@@ -35,6 +35,8 @@ class WorkerPool {
   // Queues fn to run on a pool thread (asynchronous work: batch, streams).
   void Post(std::function<void()> fn);
   size_t size() const { return threads_.size(); }
+  // Whether the calling thread is a pool thread (of any pool).
+  static bool InPoolThread();
 
  private:
   void Loop();

@@ -4,6 +4,10 @@
 // works with host memory on machines without a GPU or driver.
 // The table is also the CUDA half of the test seam: a test may replace one
 // entry (ScopedCudaOverride) to inject a CUDA error.
+// Every entry is resolved at the header's CUDA_VERSION, so its pointer has
+// exactly the signature decltype() gives it. Functions whose newest variant
+// changed arity without a header macro (cuCtxGetDevice, cuCtxSynchronize,
+// cuStreamGetCtx in CUDA 13) are deliberately absent.
 // Thread-safety: Cuda() is initialized once (thread-safe); entries are
 // read-only afterwards except in tests.
 #pragma once
@@ -30,8 +34,6 @@ namespace ufile {
   X(cuCtxSetCurrent)             \
   X(cuCtxPushCurrent)            \
   X(cuCtxPopCurrent)             \
-  X(cuCtxGetDevice)              \
-  X(cuCtxSynchronize)            \
   X(cuPointerGetAttribute)       \
   X(cuPointerGetAttributes)      \
   X(cuMemGetAddressRange)        \
@@ -53,7 +55,6 @@ namespace ufile {
   X(cuStreamDestroy)             \
   X(cuStreamSynchronize)         \
   X(cuStreamQuery)               \
-  X(cuStreamGetCtx)              \
   X(cuLaunchHostFunc)            \
   X(cuStreamWaitValue32)         \
   X(cuStreamWriteValue32)        \
