@@ -13,6 +13,6 @@
 #define UFILE_CUFILE_API_VERSION 1150
 
 /* CUfileDrvProps_t.fflags: bits of CUfileFeatureFlags_t that work. */
-#define UFILE_FEATURE_FLAGS (1u << 3) /* CU_FILE_PARALLEL_IO_SUPPORTED */
+#define UFILE_FEATURE_FLAGS ((1u << 1) | (1u << 2) | (1u << 3)) /* BATCH_IO, STREAMS, PARALLEL_IO */
 
 #endif /* UFILE_VERSION_H_ */

@@ -4,6 +4,7 @@
 
 #include "api/api_util.h"
 #include "core/runtime.h"
+#include "stats/stats.h"
 
 using namespace ufile;
 
@@ -24,6 +25,7 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
                               flags);
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     if (!g.ok()) return g.status().ToCuFileError();
+    stats::OnSession(g->runtime());  // profile.cufile_stats / profile.nvtx of this session
     Result<MemInfo> mem = ClassifyPointer(bufPtr_base);
     if (!mem.ok()) return mem.status().ToCuFileError();
     if (mem->needs_copy() && mem->range_size &&
@@ -33,6 +35,7 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
                               mem->range_size);
     RegisteredBuffer buf{base, length, flags, *mem};
     Status s = (*g)->buffers().Add(buf, (*g)->props().max_pinned_kb.load() * 1024);
+    stats::CountBufRegister(buf, s);
     if (!s.ok())
       UFILE_LOG_ERROR("cuFileBufRegister(%p, %zu): %s", bufPtr_base, length, s.ToString().c_str());
     return s.ToCuFileError();
@@ -46,6 +49,7 @@ extern "C" CUfileError_t cuFileBufDeregister(const void *bufPtr_base) {
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     if (!g.ok()) return g.status().ToCuFileError();
     Status s = (*g)->buffers().Remove(reinterpret_cast<uintptr_t>(bufPtr_base));
+    stats::CountBufDeregister(bufPtr_base, s);
     if (!s.ok()) UFILE_LOG_ERROR("cuFileBufDeregister(%p): not registered", bufPtr_base);
     return s.ToCuFileError();
   });

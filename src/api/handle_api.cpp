@@ -2,6 +2,7 @@
 // cuFileHandleRegister / cuFileHandleDeregister.
 #include "api/api_util.h"
 #include "core/runtime.h"
+#include "stats/stats.h"
 
 using namespace ufile;
 
@@ -12,7 +13,9 @@ extern "C" CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t 
                               !fh ? "fh" : "descr");
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     if (!g.ok()) return g.status().ToCuFileError();
+    stats::OnSession(g->runtime());  // profile.cufile_stats / profile.nvtx of this session
     Result<CUfileHandle_t> h = (*g)->handles().Register(*descr);
+    stats::Count(stats::kHandleRegister, h.ok());
     if (!h.ok()) return h.status().ToCuFileError();
     *fh = *h;
     return api::Ok();
@@ -23,7 +26,7 @@ extern "C" void cuFileHandleDeregister(CUfileHandle_t fh) {
   api::Guard(__func__, [&]() -> CUfileError_t {
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     if (!g.ok()) return g.status().ToCuFileError();
-    if (!(*g)->handles().Deregister(fh))
+    if (!stats::Count(stats::kHandleDeregister, (*g)->handles().Deregister(fh)))
       return UFILE_API_REFUSE("cuFileHandleDeregister", CU_FILE_HANDLE_NOT_REGISTERED,
                               "%p is not a registered handle", fh);
     return api::Ok();

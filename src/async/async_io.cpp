@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "async/async_io.h"
+
+#include "core/runtime.h"
+#include "core/transfer.h"
+
+namespace ufile {
+
+namespace {
+
+// RunIoOn after CheckIoArgs.
+Result<size_t> RunChecked(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckAccess(fn, file, a.write));
+  if (a.size == 0) return size_t{0};
+  Result<IoRequest> req = BuildRequest(fn, rt, file, a);
+  if (!req.ok()) return req.status();
+  return ExecuteIo(rt, *req);
+}
+
+}  // namespace
+
+Result<size_t> RunIoOn(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
+  return RunChecked(fn, rt, file, a);
+}
+
+// Same order of checks as cuFileRead/Write: arguments, handle, access.
+Result<size_t> RunIo(const char *fn, Runtime &rt, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
+  Result<std::shared_ptr<FileHandle>> file = LookupHandle(fn, rt, a.fh);
+  if (!file.ok()) return file.status();
+  return RunChecked(fn, rt, **file, a);
+}
+
+int64_t NegativeError(const Status &s) {
+  switch (s.kind()) {
+    case Status::Kind::kOk:
+      return 0;
+    case Status::Kind::kErrno:
+    case Status::Kind::kOp:
+      return -static_cast<int64_t>(s.code());
+    case Status::Kind::kCuda:
+      return -static_cast<int64_t>(CU_FILE_CUDA_DRIVER_ERROR);
+  }
+  return -static_cast<int64_t>(CU_FILE_INTERNAL_ERROR);
+}
+
+ssize_t StreamError(const Status &s) {
+  switch (s.kind()) {
+    case Status::Kind::kOk:
+      return 0;
+    case Status::Kind::kErrno:
+      return -1;
+    case Status::Kind::kOp:
+      return -static_cast<ssize_t>(s.code());
+    case Status::Kind::kCuda:
+      return -static_cast<ssize_t>(CU_FILE_CUDA_DRIVER_ERROR);
+  }
+  return -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
+}
+
+}  // namespace ufile

@@ -1,0 +1,83 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "core/io_validate.h"
+
+#include <cerrno>
+#include <climits>
+#include <cstdint>
+
+#include "core/log.h"
+#include "core/runtime.h"
+
+namespace ufile {
+namespace {
+
+Status Refuse(const char *fn, CUfileOpError op, const char *why) {
+  UFILE_LOG_ERROR("%s: %s", fn, why);
+  return Status::Op(op);
+}
+
+// The memory of [base + buf_off, + size): from the registry when base is
+// registered (bounds checked against the registration), else queried.
+Result<MemInfo> ResolveMemory(const char *fn, Runtime &rt, const void *base, off_t buf_off,
+                              size_t size) {
+  const auto addr = reinterpret_cast<uintptr_t>(base);
+  if (auto reg = rt.buffers().Find(addr)) {
+    if (static_cast<uint64_t>(buf_off) + size > reg->length) {
+      UFILE_LOG_ERROR("%s: offset %lld + size %zu exceeds the %zu-byte registered buffer %p", fn,
+                      static_cast<long long>(buf_off), size, reg->length, base);
+      return Status::Op(CU_FILE_INVALID_MAPPING_RANGE);
+    }
+    return reg->mem;
+  }
+  Result<MemInfo> mem = ClassifyPointer(static_cast<const char *>(base) + buf_off);
+  if (!mem.ok()) return mem;
+  if (mem->needs_copy() && mem->range_size &&
+      addr + static_cast<uint64_t>(buf_off) + size > mem->range_start + mem->range_size) {
+    UFILE_LOG_ERROR("%s: %p + %lld + %zu leaves its %zu-byte allocation", fn, base,
+                    static_cast<long long>(buf_off), size, mem->range_size);
+    return Status::Op(CU_FILE_CUDA_POINTER_RANGE_ERROR);
+  }
+  return mem;
+}
+
+}  // namespace
+
+Status CheckIoArgs(const char *fn, const IoArgs &a) {
+  if (!a.base) return Refuse(fn, CU_FILE_INVALID_VALUE, "NULL buffer");
+  if (a.file_off < 0 || a.buf_off < 0) return Refuse(fn, CU_FILE_INVALID_VALUE, "negative offset");
+  if (a.size > static_cast<size_t>(SSIZE_MAX) ||
+      static_cast<uint64_t>(a.file_off) > static_cast<uint64_t>(LLONG_MAX) - a.size)
+    return Refuse(fn, CU_FILE_INVALID_VALUE, "size + file offset overflows");
+  const auto addr = reinterpret_cast<uintptr_t>(a.base);
+  if (static_cast<uint64_t>(a.buf_off) > UINTPTR_MAX - addr ||
+      a.size > UINTPTR_MAX - addr - static_cast<uint64_t>(a.buf_off))
+    return Refuse(fn, CU_FILE_INVALID_VALUE, "buffer + offset + size overflows");
+  return Status::Ok();
+}
+
+Result<std::shared_ptr<FileHandle>> LookupHandle(const char *fn, Runtime &rt, CUfileHandle_t fh) {
+  std::shared_ptr<FileHandle> file = rt.handles().Lookup(fh);
+  if (!file) return Refuse(fn, CU_FILE_HANDLE_NOT_REGISTERED, "not a registered handle");
+  return file;
+}
+
+Status CheckAccess(const char *fn, const FileHandle &file, bool write) {
+  if (write ? file.writable() : file.readable()) return Status::Ok();
+  UFILE_LOG_ERROR("%s: the handle was not opened for %s", fn, write ? "writing" : "reading");
+  return Status::Errno(EBADF);
+}
+
+Result<IoRequest> BuildRequest(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+  Result<MemInfo> mem = ResolveMemory(fn, rt, a.base, a.buf_off, a.size);
+  if (!mem.ok()) return mem.status();
+  IoRequest req;
+  req.file = &file;
+  req.mem = const_cast<char *>(static_cast<const char *>(a.base)) + a.buf_off;
+  req.mem_info = *mem;
+  req.size = a.size;
+  req.file_off = a.file_off;
+  req.write = a.write;
+  return req;
+}
+
+}  // namespace ufile

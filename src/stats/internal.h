@@ -1,0 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared between stats.cpp (control) and record.cpp (hooks); not an API.
+#pragma once
+
+#include "stats/segment.h"
+
+namespace ufile::stats {
+
+// The process's segment once a level above 0 was ever set, else nullptr.
+Segment *CurrentSegment();
+// A new driver session: registrations of the old one are gone.
+void ForgetRegistrations();
+
+}  // namespace ufile::stats

@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+// ufile-check on this machine: it names the io_uring status and the mount of
+// the working directory, proves I/O works there and exits 0; --json says the
+// same for scripts; a missing path is a failure (exit 1); bad usage exits 2.
+#include <gtest/gtest.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <nlohmann/json.hpp>
+
+#include "support/test_util.h"
+#include "tools/run_tool.h"
+
+#ifndef UFILE_CHECK_BIN
+#define UFILE_CHECK_BIN ""
+#endif
+
+namespace ufile::test {
+namespace {
+
+std::string Tool() {
+  return ToolPath("UFILE_CHECK_BIN", UFILE_CHECK_BIN);
+}
+
+std::string RealPath(const std::string &p) {
+  char buf[PATH_MAX];
+  return realpath(p.c_str(), buf) ? buf : p;
+}
+
+const nlohmann::json *FindLine(const nlohmann::json &doc, const std::string &section,
+                               const std::string &key) {
+  for (const auto &s : doc["sections"])
+    if (s["name"] == section)
+      for (const auto &l : s["lines"])
+        if (l["key"] == key) return &l;
+  return nullptr;
+}
+
+class CheckTool : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (Tool().empty()) GTEST_SKIP() << "ufile-check not built (set UFILE_CHECK_BIN)";
+  }
+  TempDir dir_;
+};
+
+TEST_F(CheckTool, NamesIoUringAndWorkingDirectoryMountAndExitsZero) {
+  const ToolRun run = RunTool(Tool(), {}, dir_.path());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(CheckLine(run.out, "io_uring"), "(absent)") << run.out;
+  EXPECT_NE(run.out.find("working directory"), std::string::npos);
+  EXPECT_EQ(CheckLine(run.out, "working directory"), RealPath(dir_.path())) << run.out;
+  EXPECT_EQ(CheckLine(run.out, "mount").substr(0, 1), "/") << run.out;
+  EXPECT_NE(CheckLine(run.out, "filesystem").find("(statfs magic 0x"), std::string::npos);
+  EXPECT_NE(CheckLine(run.out, "O_DIRECT"), "(absent)");
+  EXPECT_NE(run.out.find("round trip"), std::string::npos);
+  EXPECT_NE(run.out.find("RLIMIT_MEMLOCK"), std::string::npos);
+  EXPECT_NE(run.out.find("profile.cufile_stats"), std::string::npos);
+  EXPECT_NE(run.out.find("== GPUs =="), std::string::npos);
+  EXPECT_EQ(run.out.find("[FAIL]"), std::string::npos) << run.out;
+}
+
+TEST_F(CheckTool, JsonForScripts) {
+  const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << run.out;
+  EXPECT_EQ(doc["ok"], true);
+  EXPECT_EQ(doc["failures"], 0);
+  const nlohmann::json *uring = FindLine(doc, "io_uring", "io_uring");
+  ASSERT_NE(uring, nullptr);
+  EXPECT_TRUE((*uring)["status"] == "ok" || (*uring)["status"] == "warn");
+  const nlohmann::json *cwd = FindLine(doc, "Mounts in use", "working directory");
+  ASSERT_NE(cwd, nullptr);
+  EXPECT_EQ((*cwd)["value"], RealPath(dir_.path()));
+  const nlohmann::json *src = FindLine(doc, "Configuration", "profile.cufile_stats");
+  ASSERT_NE(src, nullptr);
+  EXPECT_NE((*src)["value"].get<std::string>().find("default"), std::string::npos);
+}
+
+TEST_F(CheckTool, ConfigSourceIsNamed) {
+  WriteTextFile(dir_.File("cufile.json"), R"({ // comment
+    "profile": {"cufile_stats": 2}, "no_such_section": {"x": 1}})");
+  ScopedEnv env("CUFILE_ENV_PATH_JSON", dir_.File("cufile.json"));
+  const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << run.out;
+  const nlohmann::json *stats = FindLine(doc, "Configuration", "profile.cufile_stats");
+  ASSERT_NE(stats, nullptr);
+  EXPECT_EQ((*stats)["value"], "2  (" + dir_.File("cufile.json") + " (CUFILE_ENV_PATH_JSON))");
+}
+
+TEST_F(CheckTool, MissingPathFails) {
+  const ToolRun run = RunTool(Tool(), {dir_.File("no-such-dir")}, dir_.path());
+  EXPECT_EQ(run.exit_code, 1) << run.out;
+  EXPECT_NE(run.out.find("[FAIL]"), std::string::npos);
+  EXPECT_NE(run.out.find("remedy:"), std::string::npos);
+}
+
+TEST_F(CheckTool, BadUsage) {
+  EXPECT_EQ(RunTool(Tool(), {"--no-such-option"}).exit_code, 2);
+  EXPECT_EQ(RunTool(Tool(), {"--help"}).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace ufile::test
