@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/worker_pool.h"
 
+#include <chrono>
+
 #include <memory>
 
 namespace ufile {
@@ -23,8 +25,9 @@ void WorkerPool::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(fn));
+    queued_.store(queue_.size(), std::memory_order_release);
   }
-  cv_.notify_one();
+  if (sleeping_.load(std::memory_order_acquire) > 0) cv_.notify_one();
 }
 
 namespace {
@@ -56,7 +59,7 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 1; i <= helpers; ++i)
-      queue_.push_back([&fn, i, state] {
+      queue_.push_back([&fn, i, state] {  // queued_ is updated below
         {
           std::lock_guard<std::mutex> l(state->mu);
           if (state->closed) return;
@@ -67,27 +70,53 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
         ++state->finished;
         state->cv.notify_all();
       });
+    queued_.store(queue_.size(), std::memory_order_release);
   }
-  if (helpers == 1)
-    cv_.notify_one();
-  else
-    cv_.notify_all();
+  // Spinning threads (see Loop) take the work without a wake-up.
+  if (sleeping_.load(std::memory_order_acquire) > 0) {
+    if (helpers == 1)
+      cv_.notify_one();
+    else
+      cv_.notify_all();
+  }
   fn(0);
   std::unique_lock<std::mutex> lock(state->mu);
   state->closed = true;
   state->cv.wait(lock, [&] { return state->finished == state->started; });
 }
 
+// An idle thread polls the queue for kSpin before sleeping: a synchronous
+// caller issues its next request microseconds after the last one ended, and
+// a futex wake-up of 16 threads costs more than the request's own work.
+constexpr auto kSpin = std::chrono::microseconds(50);
+
+inline void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
 void WorkerPool::Loop() {
   t_in_pool = true;
   for (;;) {
+    const auto until = std::chrono::steady_clock::now() + kSpin;
+    while (queued_.load(std::memory_order_acquire) == 0 &&
+           std::chrono::steady_clock::now() < until)
+      CpuRelax();
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+      if (!stop_ && queue_.empty()) {
+        // Registering as a sleeper and re-checking under mu_ pairs with
+        // the producers' check of sleeping_ after they publish work.
+        sleeping_.fetch_add(1, std::memory_order_acq_rel);
+        cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+        sleeping_.fetch_sub(1, std::memory_order_acq_rel);
+      }
       if (queue_.empty()) return;  // stop_ and drained
       task = std::move(queue_.front());
       queue_.pop_front();
+      queued_.store(queue_.size(), std::memory_order_release);
     }
     task();
   }

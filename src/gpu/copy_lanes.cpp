@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/copy_lanes.h"
 
+#include <atomic>
+
 #include "core/log.h"
 #include "gpu/cuda_api.h"
 
@@ -47,7 +49,22 @@ LaneLease::~LaneLease() {
   if (owner_) owner_->Return(lane_);
 }
 
+CopyLanes::Slot &CopyLanes::MySlot() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t index = next.fetch_add(1) % kSlots;
+  return slots_[index];
+}
+
 Result<LaneLease> CopyLanes::Lease(CUcontext ctx) {
+  {
+    Slot &slot = MySlot();
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (slot.lane && slot.lane->ctx == ctx) {
+      CopyLane lane = *slot.lane;
+      slot.lane.reset();
+      return LaneLease(this, lane);
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 0; i < idle_.size(); ++i) {
@@ -64,11 +81,24 @@ Result<LaneLease> CopyLanes::Lease(CUcontext ctx) {
 }
 
 void CopyLanes::Return(const CopyLane &lane) {
+  {
+    Slot &slot = MySlot();
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (!slot.lane) {
+      slot.lane = lane;
+      return;
+    }
+  }
   std::lock_guard<std::mutex> lock(mu_);
   idle_.push_back(lane);
 }
 
 void CopyLanes::ReleaseAll() {
+  for (Slot &slot : slots_) {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (slot.lane) Destroy(*slot.lane);
+    slot.lane.reset();
+  }
   std::lock_guard<std::mutex> lock(mu_);
   for (const CopyLane &lane : idle_) Destroy(lane);
   idle_.clear();

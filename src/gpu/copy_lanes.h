@@ -2,12 +2,17 @@
 // Copy lanes: a non-blocking CUDA stream and two events, created once per
 // context and reused. A request's participant leases one lane for the
 // request; its copies overlap its next file reads (double buffering).
+// Each thread first looks in its own slot (one lane, an uncontended lock),
+// so many threads doing small I/O do not queue on one mutex; every lane,
+// in a slot or not, stays reachable for ReleaseAll.
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
 #include <cuda.h>
 
+#include <array>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "core/status.h"
@@ -50,6 +55,14 @@ class CopyLanes {
   void ReleaseAll();
 
  private:
+  struct Slot {
+    std::mutex mu;
+    std::optional<CopyLane> lane;  // guarded by mu
+  };
+  static constexpr size_t kSlots = 64;
+  Slot &MySlot();
+
+  std::array<Slot, kSlots> slots_;
   std::mutex mu_;
   std::vector<CopyLane> idle_;  // guarded by mu_
 };

@@ -44,6 +44,34 @@ StagingPool::StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<
   if (classes_.empty()) classes_.push_back(SizeClass{1 << 20, 16, 0, {}});
   std::sort(classes_.begin(), classes_.end(),
             [](const SizeClass &a, const SizeClass &b) { return a.size < b.size; });
+  slots_ = std::make_unique<Slot[]>(kSlots);
+  for (size_t i = 0; i < kSlots; ++i) slots_[i].cached.assign(classes_.size(), Buffer{nullptr, false});
+}
+
+StagingPool::Slot &StagingPool::MySlot() {
+  static std::atomic<size_t> next{0};
+  thread_local const size_t index = next.fetch_add(1) % kSlots;
+  return slots_[index];
+}
+
+bool StagingPool::TakeFromSlot(size_t cls, Buffer *out) {
+  Slot &slot = MySlot();
+  std::lock_guard<std::mutex> lock(slot.mu);
+  if (!slot.cached[cls].data) return false;
+  *out = slot.cached[cls];
+  slot.cached[cls] = Buffer{nullptr, false};
+  return true;
+}
+
+void StagingPool::Scavenge(size_t cls) {
+  std::vector<Buffer> found;
+  for (size_t i = 0; i < kSlots; ++i) {
+    std::lock_guard<std::mutex> lock(slots_[i].mu);
+    if (slots_[i].cached[cls].data) found.push_back(slots_[i].cached[cls]);
+    slots_[i].cached[cls] = Buffer{nullptr, false};
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Buffer &b : found) classes_[cls].free.push_back(b);
 }
 
 StagingPool::~StagingPool() { Release(); }
@@ -92,12 +120,18 @@ Result<StagingLease> StagingPool::TryLease(size_t size) { return LeaseImpl(size,
 Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
   const size_t cls = ClassFor(size);
   SizeClass &c = classes_[cls];
+  StagingLease lease;
+  lease.pool_ = this;
+  lease.cls_ = cls;
+  lease.size_ = c.size;
+  Buffer mine{nullptr, false};
+  if (TakeFromSlot(cls, &mine)) {
+    lease.data_ = mine.data;
+    lease.pinned_ = mine.pinned;
+    return lease;
+  }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
-    StagingLease lease;
-    lease.pool_ = this;
-    lease.cls_ = cls;
-    lease.size_ = c.size;
     if (!c.free.empty()) {
       lease.data_ = c.free.back().data;
       lease.pinned_ = c.free.back().pinned;
@@ -120,11 +154,25 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
       return lease;
     }
     if (!block) return StagingLease();
-    returned_.wait(lock);
+    // Announce the wait first: from then on returns skip the slots.
+    waiters_.fetch_add(1, std::memory_order_seq_cst);
+    lock.unlock();
+    Scavenge(cls);
+    lock.lock();
+    if (c.free.empty()) returned_.wait(lock);
+    waiters_.fetch_sub(1, std::memory_order_seq_cst);
   }
 }
 
 void StagingPool::Return(size_t cls, void *data, bool pinned) {
+  {
+    Slot &slot = MySlot();
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (!slot.cached[cls].data && waiters_.load(std::memory_order_seq_cst) == 0) {
+      slot.cached[cls] = Buffer{data, pinned};
+      return;
+    }
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     classes_[cls].free.push_back(Buffer{data, pinned});
@@ -133,6 +181,7 @@ void StagingPool::Return(size_t cls, void *data, bool pinned) {
 }
 
 void StagingPool::Release() {
+  for (size_t cls = 0; cls < classes_.size(); ++cls) Scavenge(cls);
   std::lock_guard<std::mutex> lock(mu_);
   for (SizeClass &c : classes_) {
     if (c.free.size() != c.allocated)

@@ -6,13 +6,18 @@
 // (cuMemHostAlloc, portable) when a GPU is usable, else plain aligned
 // memory; if pinning fails (RLIMIT_MEMLOCK) the pool logs once and falls
 // back to unpinned memory, which is slower but correct.
-// A lease is move-only and returns its buffer on destruction.
+// A lease is move-only and returns its buffer on destruction. A returned
+// buffer waits in its thread's slot (one per size class) for that thread's
+// next lease, so small I/O from many threads does not queue on one mutex;
+// while anyone waits for a buffer, returns go to the shared list and the
+// waiter takes back what sits in slots.
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
 #include <atomic>
 #include <condition_variable>
 #include <cstddef>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -68,6 +73,11 @@ class StagingPool {
     void *data;
     bool pinned;
   };
+  struct Slot {
+    std::mutex mu;
+    std::vector<Buffer> cached;  // guarded by mu; one per class, data null when empty
+  };
+  static constexpr size_t kSlots = 64;
   struct SizeClass {
     size_t size = 0;
     size_t limit = 0;
@@ -80,11 +90,17 @@ class StagingPool {
   Result<Buffer> Allocate(size_t size);
   void Free(const Buffer &buf);
   void Return(size_t cls, void *data, bool pinned);
+  Slot &MySlot();
+  bool TakeFromSlot(size_t cls, Buffer *out);
+  // Moves every slot-cached buffer of class cls to its shared list.
+  void Scavenge(size_t cls);
 
   PrimaryContexts *ctxs_;
   std::mutex mu_;
   std::condition_variable returned_;
   std::vector<SizeClass> classes_;  // sorted by size
+  std::unique_ptr<Slot[]> slots_;
+  std::atomic<int> waiters_{0};
   std::atomic<bool> pin_failed_{false};
 };
 
