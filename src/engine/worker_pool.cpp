@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/worker_pool.h"
 
-#include <chrono>
 
 #include <memory>
 
@@ -25,7 +24,6 @@ void WorkerPool::Post(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     queue_.push_back(std::move(fn));
-    queued_.store(queue_.size(), std::memory_order_release);
   }
   if (sleeping_.load(std::memory_order_acquire) > 0) cv_.notify_one();
 }
@@ -59,7 +57,7 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t i = 1; i <= helpers; ++i)
-      queue_.push_back([&fn, i, state] {  // queued_ is updated below
+      queue_.push_back([&fn, i, state] {
         {
           std::lock_guard<std::mutex> l(state->mu);
           if (state->closed) return;
@@ -70,9 +68,8 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
         ++state->finished;
         state->cv.notify_all();
       });
-    queued_.store(queue_.size(), std::memory_order_release);
   }
-  // Spinning threads (see Loop) take the work without a wake-up.
+  // Only sleeping threads need a wake-up; busy ones find the work when done.
   if (sleeping_.load(std::memory_order_acquire) > 0) {
     if (helpers == 1)
       cv_.notify_one();
@@ -85,24 +82,12 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   state->cv.wait(lock, [&] { return state->finished == state->started; });
 }
 
-// An idle thread polls the queue for kSpin before sleeping: a synchronous
-// caller issues its next request microseconds after the last one ended, and
-// a futex wake-up of 16 threads costs more than the request's own work.
-constexpr auto kSpin = std::chrono::microseconds(50);
-
-inline void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#endif
-}
-
 void WorkerPool::Loop() {
   t_in_pool = true;
   for (;;) {
-    const auto until = std::chrono::steady_clock::now() + kSpin;
-    while (queued_.load(std::memory_order_acquire) == 0 &&
-           std::chrono::steady_clock::now() < until)
-      CpuRelax();
+    // No spinning before sleeping: measured on the H200 (2026-11-22), a
+    // 50 us spin did not speed up 16 MiB reads and tripled the CPU time
+    // per GB of writes and cold reads.
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);
@@ -116,7 +101,6 @@ void WorkerPool::Loop() {
       if (queue_.empty()) return;  // stop_ and drained
       task = std::move(queue_.front());
       queue_.pop_front();
-      queued_.store(queue_.size(), std::memory_order_release);
     }
     task();
   }

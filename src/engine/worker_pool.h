@@ -46,7 +46,6 @@ class WorkerPool {
   std::condition_variable cv_;
   std::deque<std::function<void()>> queue_;  // guarded by mu_
   bool stop_ = false;                        // guarded by mu_
-  std::atomic<size_t> queued_{0};            // queue_.size(), readable without mu_
   std::atomic<size_t> sleeping_{0};          // threads blocked in cv_.wait
   std::vector<std::thread> threads_;
 };
