@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Batch API: check arguments, find the batch, call it (async/batch.h).
 #include <memory>
+#include <string_view>
 
 #include "api/api_util.h"
 #include "async/batch.h"
+#include "async/batch_stats.h"
 #include "core/runtime.h"
 
 using namespace ufile;
@@ -17,6 +19,20 @@ std::shared_ptr<Batch> Find(const char *fn, CUfileBatchHandle_t h) {
   return b;
 }
 
+// Whether the running engine is io_uring (for the batch counters).
+bool EngineIsUring() {
+  Result<Driver::OpGuard> g = Driver::Get().Enter();
+  return g.ok() && std::string_view(g->runtime().engine().name()) == "io_uring";
+}
+
+// Runs an entry point's body and counts it with record(ok).
+template <class Body>
+CUfileError_t Counted(void (*record)(bool), Body &&body) {
+  CUfileError_t e = body();
+  record(e.err == CU_FILE_SUCCESS);
+  return e;
+}
+
 bool ValidTimeout(const timespec *t) {
   return !t || (t->tv_sec >= 0 && t->tv_nsec >= 0 && t->tv_nsec < 1000000000L);
 }
@@ -24,7 +40,7 @@ bool ValidTimeout(const timespec *t) {
 }  // namespace
 
 extern "C" CUfileError_t cuFileBatchIOSetUp(CUfileBatchHandle_t *batch_idp, unsigned nr) {
-  return api::Guard(__func__, [&] {
+  return api::Guard(__func__, [&] { return Counted(stats::RecordBatchSetup, [&] {
     if (!batch_idp)
       return UFILE_API_REFUSE("cuFileBatchIOSetUp", CU_FILE_INVALID_VALUE, "NULL batch_idp");
     Result<Driver::OpGuard> g = Driver::Get().Enter();
@@ -36,7 +52,7 @@ extern "C" CUfileError_t cuFileBatchIOSetUp(CUfileBatchHandle_t *batch_idp, unsi
     auto batch = std::make_shared<Batch>(nr, g->runtime().shared_config());
     *batch_idp = BatchTable::Get().Add(std::move(batch));
     return api::Ok();
-  });
+  }); });
 }
 
 extern "C" CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsigned nr,
@@ -48,7 +64,10 @@ extern "C" CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsi
     std::shared_ptr<Batch> b = Find(fn, batch_idp);
 #undef fn
     if (!b) return api::Err(CU_FILE_INVALID_VALUE);
-    return b->Submit(iocbp, nr).ToCuFileError();
+    const uint64_t start = stats::StartTimer();
+    const Status s = b->Submit(iocbp, nr);
+    if (start) batch_stats::Submit(s.ok(), iocbp, nr, EngineIsUring(), start);
+    return s.ToCuFileError();
   });
 }
 
@@ -68,21 +87,24 @@ extern "C" CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, u
 #undef fn
     if (!b) return api::Err(CU_FILE_INVALID_VALUE);
     b->GetStatus(min_nr, nr, iocbp, timeout);
+    stats::RecordBatchStatus(true);
     return api::Ok();
   });
 }
 
 extern "C" CUfileError_t cuFileBatchIOCancel(CUfileBatchHandle_t batch_idp) {
   return api::Guard(__func__, [&] {
-    std::shared_ptr<Batch> b = Find("cuFileBatchIOCancel", batch_idp);
-    if (!b) return api::Err(CU_FILE_INVALID_VALUE);
-    b->Cancel();
-    return api::Ok();
+    return Counted(stats::RecordBatchCancel, [&] {
+      std::shared_ptr<Batch> b = Find("cuFileBatchIOCancel", batch_idp);
+      if (!b) return api::Err(CU_FILE_INVALID_VALUE);
+      b->Cancel();
+      return api::Ok();
+    });
   });
 }
 
 extern "C" void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp) {
-  api::Guard(__func__, [&] {
+  api::Guard(__func__, [&] { return Counted(stats::RecordBatchDestroy, [&] {
     std::shared_ptr<Batch> b = BatchTable::Get().Remove(batch_idp);
     if (!b) {
       UFILE_LOG_ERROR("cuFileBatchIODestroy: %p is not a live batch handle", batch_idp);
@@ -90,5 +112,5 @@ extern "C" void cuFileBatchIODestroy(CUfileBatchHandle_t batch_idp) {
     }
     b->Close();  // waits for running entries; queued drain tasks hold the rest
     return api::Ok();
-  });
+  }); });
 }

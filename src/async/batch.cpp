@@ -63,7 +63,8 @@ Status Batch::Submit(const CUfileIOParams_t *params, unsigned nr) {
         kSubmit, nr, capacity_ - unreported_, capacity_);
     return Status::Op(CU_FILE_BATCH_FULL);
   }
-  for (unsigned i = 0; i < nr; ++i) pending_.push_back(Entry{params[i]});
+  const uint64_t submitted_at = stats::StartTimer();
+  for (unsigned i = 0; i < nr; ++i) pending_.push_back(Entry{params[i], submitted_at});
   unreported_ += nr;
   if (!has_guard_) {
     guard_ = std::move(*g);
@@ -73,7 +74,6 @@ Status Batch::Submit(const CUfileIOParams_t *params, unsigned nr) {
   WorkerPool &pool = guard_.runtime().workers();
   const size_t want = std::min<size_t>(pending_.size(), std::max<size_t>(1, pool.size()));
   for (; drainers_ < want; ++drainers_) pool.Post([self = shared_from_this()] { self->Drain(); });
-  batch_stats::Submitted(nr);
   return Status::Ok();
 }
 
@@ -82,12 +82,14 @@ void Batch::Drain() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!pending_.empty()) {
     const CUfileIOParams_t p = pending_.front().params;
+    const uint64_t submit_ns = pending_.front().submit_ns;
     pending_.pop_front();
     ++running_;
     Runtime &rt = guard_.runtime();
     lock.unlock();
     const CUfileIOEvents_t ev = RunEntry(rt, p);
-    batch_stats::EntryDone(RawEnum(p.opcode) == CUFILE_WRITE, ev.status, ev.ret);
+    const bool uring = std::strcmp(rt.engine().name(), "io_uring") == 0;
+    batch_stats::EntryDone(RawEnum(p.opcode) == CUFILE_WRITE, ev.status, ev.ret, submit_ns, uring);
     lock.lock();
     --running_;
     done_.push_back(ev);
@@ -159,7 +161,7 @@ void Batch::GetStatus(unsigned min_nr, unsigned *nr, CUfileIOEvents_t *out,
 void Batch::CancelPendingLocked() {
   for (const Entry &e : pending_) {
     done_.push_back(CUfileIOEvents_t{e.params.cookie, CUFILE_CANCELED, 0});
-    batch_stats::EntryDone(RawEnum(e.params.opcode) == CUFILE_WRITE, CUFILE_CANCELED, 0);
+    batch_stats::EntryDone(RawEnum(e.params.opcode) == CUFILE_WRITE, CUFILE_CANCELED, 0, 0, false);
   }
   pending_.clear();
 }

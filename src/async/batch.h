@@ -54,6 +54,7 @@ class Batch : public std::enable_shared_from_this<Batch> {
  private:
   struct Entry {
     CUfileIOParams_t params;
+    uint64_t submit_ns = 0;  // stats::StartTimer() at submission (0: stats off)
   };
   void Drain();
   CUfileIOEvents_t RunEntry(Runtime &rt, const CUfileIOParams_t &p);
