@@ -7,6 +7,7 @@
 #include "async/batch.h"
 #include "async/batch_stats.h"
 #include "core/runtime.h"
+#include "trace/trace.h"
 
 using namespace ufile;
 
@@ -65,6 +66,7 @@ extern "C" CUfileError_t cuFileBatchIOSubmit(CUfileBatchHandle_t batch_idp, unsi
 #undef fn
     if (!b) return api::Err(CU_FILE_INVALID_VALUE);
     const uint64_t start = stats::StartTimer();
+    trace::Range range(trace::RangeKind::kBatchSubmit, nr);
     const Status s = b->Submit(iocbp, nr);
     if (start) batch_stats::Submit(s.ok(), iocbp, nr, EngineIsUring(), start);
     return s.ToCuFileError();
@@ -86,6 +88,7 @@ extern "C" CUfileError_t cuFileBatchIOGetStatus(CUfileBatchHandle_t batch_idp, u
     std::shared_ptr<Batch> b = Find(fn, batch_idp);
 #undef fn
     if (!b) return api::Err(CU_FILE_INVALID_VALUE);
+    trace::Range range(trace::RangeKind::kBatchStatus, *nr);
     b->GetStatus(min_nr, nr, iocbp, timeout);
     stats::RecordBatchStatus(true);
     return api::Ok();
@@ -97,6 +100,7 @@ extern "C" CUfileError_t cuFileBatchIOCancel(CUfileBatchHandle_t batch_idp) {
     return Counted(stats::RecordBatchCancel, [&] {
       std::shared_ptr<Batch> b = Find("cuFileBatchIOCancel", batch_idp);
       if (!b) return api::Err(CU_FILE_INVALID_VALUE);
+      trace::Range range(trace::RangeKind::kBatchCancel, 0);
       b->Cancel();
       return api::Ok();
     });
