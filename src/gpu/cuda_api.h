@@ -51,6 +51,10 @@ namespace ufile {
   X(cuMemcpyHtoDAsync)           \
   X(cuMemcpyDtoHAsync)           \
   X(cuMemsetD8)                  \
+  X(cuModuleLoadData)            \
+  X(cuModuleGetFunction)         \
+  X(cuModuleUnload)              \
+  X(cuLaunchKernel)              \
   X(cuStreamCreate)              \
   X(cuStreamDestroy)             \
   X(cuStreamSynchronize)         \

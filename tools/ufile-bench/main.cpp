@@ -12,6 +12,7 @@
 #include "measure.h"
 #include "options.h"
 #include "testfile.h"
+#include "xfer_pipeline.h"
 
 namespace bench {
 namespace {
@@ -54,6 +55,11 @@ int Main(int argc, char **argv) {
   // The cpu rows never touch the GPU: don't make them wait for CUDA.
   const bool wants_gpu = opt.compare || opt.xfer != Xfer::kCpu;
   Gpu gpu = OpenGpu(wants_gpu ? opt.gpu : -1);
+  // Before the test file is made: CPU machines (CTest) skip it cheaply.
+  if (opt.xfer == Xfer::kPipeline && !gpu.present) {
+    std::printf("pipeline: needs a GPU\n");
+    return 0;
+  }
   if (wants_gpu && opt.gpu >= 0 && !gpu.present)
     std::fprintf(stderr, "ufile-bench: %s; measuring host-memory rows only\n", gpu.name.c_str());
   const int fill_threads =
@@ -74,7 +80,9 @@ int Main(int argc, char **argv) {
     std::perror(opt.json_file.c_str());
     return 1;
   }
-  const int rc = opt.compare ? RunCompare(opt, gpu, ctx) : RunSingle(opt, gpu, ctx);
+  const int rc = opt.compare                   ? RunCompare(opt, gpu, ctx)
+                 : opt.xfer == Xfer::kPipeline ? RunPipeline(opt, gpu, ctx)
+                                               : RunSingle(opt, gpu, ctx);
   if (ctx.json_out) std::fclose(ctx.json_out);
   return rc;
 }

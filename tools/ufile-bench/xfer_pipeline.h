@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: Apache-2.0
+// -x pipeline: issue 4's stream target. The file is processed in chunks
+// (read -> XOR kernel -> write to <file>.out at the same offset), once as a
+// two-stream cuFileReadAsync -> cuLaunchKernel -> cuFileWriteAsync pipeline
+// and once synchronously a chunk at a time; the target is async <= 0.6x sync.
+// Thread-safety: main thread only.
+#pragma once
+
+#include "memory.h"
+#include "options.h"
+#include "report.h"
+
+namespace bench {
+
+// Measures both variants (median of the repeats), verifies the output after
+// every run and prints the verdict. Returns the process exit status.
+int RunPipeline(const Options &opt, const Gpu &gpu, const ReportContext &ctx);
+
+}  // namespace bench
