@@ -14,21 +14,6 @@
 #include "api/api_util.h"
 #include "core/params.h"
 
-namespace ufile {
-// Defined in core/params.cpp (see the note there).
-const char *SizeTParamKey(CUFileSizeTConfigParameter_t param);
-const char *BoolParamKey(CUFileBoolConfigParameter_t param);
-const char *StringParamKey(CUFileStringConfigParameter_t param);
-Status StageSizeTParam(CUFileSizeTConfigParameter_t param, size_t value, std::string *why);
-Status StageBoolParam(CUFileBoolConfigParameter_t param, bool value);
-Status StageStringParam(CUFileStringConfigParameter_t param, const char *value, std::string *why);
-Status StageSlabParams(const size_t *sizes, const size_t *counts, int len, std::string *why);
-Status ReadSizeTParam(const Config &cfg, CUFileSizeTConfigParameter_t param, size_t *value);
-Status ReadBoolParam(const Config &cfg, CUFileBoolConfigParameter_t param, bool *value);
-Status ReadStringParam(const Config &cfg, CUFileStringConfigParameter_t param, std::string *value);
-Config StagedConfig();
-}  // namespace ufile
-
 using namespace ufile;
 
 using api::InEnum;

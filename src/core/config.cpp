@@ -19,14 +19,9 @@
 #include <vector>
 
 #include "core/log.h"
+#include "core/params.h"
 
 namespace ufile {
-
-// Defined in core/params.cpp: the API and the files accept the same values.
-bool CheckSizeTParam(CUFileSizeTConfigParameter_t param, size_t value, std::string *why);
-bool CheckSlabSizes(const std::vector<size_t> &sizes, std::string *why);
-bool CheckSlabCounts(const std::vector<size_t> &counts, std::string *why);
-
 namespace {
 
 using json = nlohmann::json;

@@ -14,24 +14,6 @@
 #include <vector>
 
 namespace ufile {
-
-// Shared with core/config.cpp and api/params_api.cpp (declared there; they
-// belong in params.h, see docs/CONFIG.md "Internals").
-bool CheckSizeTParam(CUFileSizeTConfigParameter_t param, size_t value, std::string *why);
-bool CheckSlabSizes(const std::vector<size_t> &sizes, std::string *why);
-bool CheckSlabCounts(const std::vector<size_t> &counts, std::string *why);
-const char *SizeTParamKey(CUFileSizeTConfigParameter_t param);
-const char *BoolParamKey(CUFileBoolConfigParameter_t param);
-const char *StringParamKey(CUFileStringConfigParameter_t param);
-Status StageSizeTParam(CUFileSizeTConfigParameter_t param, size_t value, std::string *why);
-Status StageBoolParam(CUFileBoolConfigParameter_t param, bool value);
-Status StageStringParam(CUFileStringConfigParameter_t param, const char *value, std::string *why);
-Status StageSlabParams(const size_t *sizes, const size_t *counts, int len, std::string *why);
-Status ReadSizeTParam(const Config &cfg, CUFileSizeTConfigParameter_t param, size_t *value);
-Status ReadBoolParam(const Config &cfg, CUFileBoolConfigParameter_t param, bool *value);
-Status ReadStringParam(const Config &cfg, CUFileStringConfigParameter_t param, std::string *value);
-Config StagedConfig();
-
 namespace {
 
 constexpr size_t kMaxSlabs = 16;
