@@ -91,6 +91,25 @@ TEST_F(CheckTool, ConfigSourceIsNamed) {
   EXPECT_EQ((*stats)["value"], "2  (" + dir_.File("cufile.json") + " (CUFILE_ENV_PATH_JSON))");
 }
 
+TEST_F(CheckTool, NvidiaShippedSystemValuesAreReportedAsUnset) {
+  WriteTextFile(dir_.File("system.json"),
+                R"({"execution": {"max_io_threads": 4, "max_request_parallelism": 6}})");
+  ScopedEnv sys("UFILE_SYSTEM_JSON_PATH", dir_.File("system.json"));
+  ScopedEnv env("CUFILE_ENV_PATH_JSON", std::nullopt);
+  const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << run.out;
+  const nlohmann::json *threads = FindLine(doc, "Configuration", "execution.max_io_threads");
+  ASSERT_NE(threads, nullptr);
+  EXPECT_NE((*threads)["value"].get<std::string>().find("NVIDIA's shipped one"),
+            std::string::npos)
+      << (*threads)["value"];
+  const nlohmann::json *par = FindLine(doc, "Configuration", "execution.max_request_parallelism");
+  ASSERT_NE(par, nullptr);
+  EXPECT_EQ((*par)["value"], "6  (" + dir_.File("system.json") + ")");
+}
+
 TEST_F(CheckTool, MissingPathFails) {
   const ToolRun run = RunTool(Tool(), {dir_.File("no-such-dir")}, dir_.path());
   EXPECT_EQ(run.exit_code, 1) << run.out;

@@ -2,6 +2,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 
@@ -92,6 +93,9 @@ std::string EnvJsonPath() {
 // "default", "/etc/cufile.json", "environment", ...
 std::string Source(const Config &cfg, const std::string &key) {
   auto it = cfg.sources.find(key);
+  const auto &ignored = cfg.vendor_defaults_ignored;
+  if (std::find(ignored.begin(), ignored.end(), key) != ignored.end())
+    return "default: the system file's value is NVIDIA's shipped one, which ufile treats as unset";
   if (it == cfg.sources.end()) return "default";
   switch (it->second) {
     case ConfigSource::kSystemJson:
