@@ -23,6 +23,7 @@ const char kUsage[] =
     "  -x TYPE         ufile | cpu | naive | pinned-copy | raw | nvidia | batch | async\n"
     "                  | pipeline (ReadAsync -> kernel -> WriteAsync on 2 streams vs the\n"
     "                  same work synchronously; output <file>.out; -i default 16M)\n"
+    "                  | mmap (reads: mmap + cuMemHostRegister(READ_ONLY) + one copy)\n"
     "  -I OP           read | write | randread | randwrite (default read)\n"
     "  -T SECONDS      duration of each run (default 5)\n"
     "  -n PASSES       instead of -T: passes over the file (random: as many I/Os)\n"
@@ -235,7 +236,7 @@ std::string SizeText(uint64_t b) {
 
 namespace {
 const char *const kXferNames[] = {"ufile",  "cpu",   "naive", "pinned-copy", "raw",
-                                  "nvidia", "batch", "async", "pipeline"};
+                                  "nvidia", "batch", "async", "pipeline", "mmap"};
 const char *const kOpNames[] = {"read", "write", "randread", "randwrite"};
 }  // namespace
 
@@ -247,7 +248,7 @@ const char *OpName(Op op) {
 }
 
 bool ParseXfer(const std::string &text, Xfer *x) {
-  for (int i = 0; i < 9; ++i)
+  for (int i = 0; i < static_cast<int>(std::size(kXferNames)); ++i)
     if (text == kXferNames[i]) {
       *x = static_cast<Xfer>(i);
       return true;

@@ -10,7 +10,7 @@
 
 namespace bench {
 
-enum class Xfer { kUfile, kCpu, kNaive, kPinnedCopy, kRaw, kNvidia, kBatch, kAsync, kPipeline };
+enum class Xfer { kUfile, kCpu, kNaive, kPinnedCopy, kRaw, kNvidia, kBatch, kAsync, kPipeline, kMmap };
 enum class Op { kRead, kWrite, kRandRead, kRandWrite };
 
 struct Options {

@@ -147,6 +147,8 @@ std::unique_ptr<Transfer> MakeTransfer(Xfer x) {
       return MakeHostTransfer(true);
     case Xfer::kNaive:
       return MakeNaiveTransfer();
+    case Xfer::kMmap:
+      return MakeMmapTransfer();
     case Xfer::kPinnedCopy:
       return MakeCopyTransfer();
     default:

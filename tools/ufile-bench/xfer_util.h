@@ -58,6 +58,7 @@ inline MemKind StagingMem(const Gpu &gpu) {
 // The transfer types (xfer_*.cpp); MakeTransfer picks one.
 std::unique_ptr<Transfer> MakeHostTransfer(bool raw);
 std::unique_ptr<Transfer> MakeNaiveTransfer();
+std::unique_ptr<Transfer> MakeMmapTransfer();
 std::unique_ptr<Transfer> MakeCopyTransfer();
 std::unique_ptr<Transfer> MakeCuFileTransfer(Xfer xfer);
 
