@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+// FaultySysOps: a SysOps that injects pread/pwrite faults (an errno, or a
+// short transfer) on the calls covering a file offset or on the k-th call,
+// and fstat/F_GETFL/open/io_uring-setup failures. Shared by the sync
+// (fault_test) and async (fault_async_test) fault tables.
+// Thread-safety: arm before the I/O starts; the I/O threads then only read
+// the plan and bump atomic counters.
+#pragma once
+
+#include <fcntl.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "sys/sys_ops.h"
+
+namespace ufile::test {
+
+// A SysOps that injects faults. Armed before the I/O starts; the I/O threads
+// only read the plan and bump atomic counters.
+class FaultySysOps : public SysOps {
+ public:
+  enum class Op { kPread, kPwrite };
+  enum class Action { kErrno, kShort, kShortUnaligned };
+  struct Fault {
+    Op op = Op::kPread;
+    off_t at = -1;    // fire on calls whose range covers this file offset ...
+    int at_call = 0;  // ... or on the at_call-th call of op (1-based)
+    int times = 1;    // how many matching calls fail
+    Action action = Action::kErrno;
+    int err = EIO;
+  };
+
+  void Arm(const Fault &f) {
+    faults_.push_back(f);
+    left_.push_back(std::make_unique<std::atomic<int>>(f.times));
+  }
+  int fired() const { return fired_.load(); }
+  int calls(Op op) const { return calls_[static_cast<int>(op)].load(); }
+  int fstat_err = 0, getflags_err = 0, open_err = 0, uring_err = 0;
+
+  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
+    const int call = ++calls_[0];
+    const Fault *f = Hit(Op::kPread, off, len, call);
+    if (!f) return SysOps::Pread(fd, buf, len, off);
+    if (f->action == Action::kErrno) return Fail(f->err);
+    const ssize_t n = SysOps::Pread(fd, buf, len, off);
+    if (n <= 0) return n;
+    const size_t keep = std::min(static_cast<size_t>(n), Keep(*f, fd, len));
+    // Scribble past what is reported: a caller that does not continue sees it.
+    std::memset(static_cast<char *>(buf) + keep, 0xA5, static_cast<size_t>(n) - keep);
+    return static_cast<ssize_t>(keep);
+  }
+  ssize_t Pwrite(int fd, const void *buf, size_t len, off_t off) override {
+    const int call = ++calls_[1];
+    const Fault *f = Hit(Op::kPwrite, off, len, call);
+    if (!f) return SysOps::Pwrite(fd, buf, len, off);
+    if (f->action == Action::kErrno) return Fail(f->err);
+    return SysOps::Pwrite(fd, buf, Keep(*f, fd, len), off);  // really short
+  }
+  int Fstat(int fd, struct stat *st) override {
+    return fstat_err ? Fail(fstat_err) : SysOps::Fstat(fd, st);
+  }
+  int UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags) override {
+    return uring_err ? -uring_err : SysOps::UringQueueInit(entries, ring, flags);
+  }
+  int GetFlags(int fd) override { return getflags_err ? Fail(getflags_err) : SysOps::GetFlags(fd); }
+  int Open(const char *path, int flags, mode_t mode) override {
+    if (open_err) {
+      ++fired_;
+      return Fail(open_err);
+    }
+    return SysOps::Open(path, flags, mode);
+  }
+
+ private:
+  static int Fail(int err) {
+    errno = err;
+    return -1;
+  }
+  // Bytes a short transfer moves: about half, aligned on O_DIRECT descriptors
+  // (their transfers cannot be otherwise) unless asked to pretend otherwise.
+  static size_t Keep(const Fault &f, int fd, size_t len) {
+    const bool direct = (::fcntl(fd, F_GETFL) & O_DIRECT) != 0;
+    if (f.action == Action::kShortUnaligned || !direct) return len / 2 + 7 < len ? len / 2 + 7 : 1;
+    return std::max<size_t>(4096, len / 2 / 4096 * 4096);
+  }
+  const Fault *Hit(Op op, off_t off, size_t len, int call) {
+    for (size_t i = 0; i < faults_.size(); ++i) {
+      const Fault &f = faults_[i];
+      if (f.op != op) continue;
+      const bool match =
+          f.at_call ? call == f.at_call : (off <= f.at && f.at < off + static_cast<off_t>(len));
+      if (!match || left_[i]->fetch_sub(1) <= 0) continue;
+      ++fired_;
+      return &f;
+    }
+    return nullptr;
+  }
+  std::vector<Fault> faults_;
+  std::vector<std::unique_ptr<std::atomic<int>>> left_;
+  std::atomic<int> fired_{0};
+  std::atomic<int> calls_[2] = {0, 0};
+};
+
+}  // namespace ufile::test
