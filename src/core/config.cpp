@@ -209,11 +209,42 @@ void AddUnique(std::vector<std::string> &list, const std::string &item) {
   if (std::find(list.begin(), list.end(), item) == list.end()) list.push_back(item);
 }
 
+std::string Quoted(const std::string &text) {
+  return json(text).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// Appends v to *out in compact JSON, stopping once *out is past limit. Each
+// level adds a character, so the recursion is at most limit deep: json::dump
+// recurses once per level and overflowed the stack on a value nested a
+// million deep (a 4 MiB file of '['; found by tests/fuzz).
+void Render(const json &v, size_t limit, std::string *out) {
+  if (!v.is_array() && !v.is_object()) {
+    *out += v.dump(-1, ' ', false, json::error_handler_t::replace);
+    return;
+  }
+  out->push_back(v.is_array() ? '[' : '{');
+  for (auto it = v.begin(); it != v.end() && out->size() <= limit; ++it) {
+    if (it != v.begin()) out->push_back(',');
+    if (v.is_object()) *out += Quoted(it.key()) + ":";
+    Render(*it, limit, out);
+  }
+  out->push_back(v.is_array() ? ']' : '}');
+}
+
 // A short, printable rendering of a JSON value for a log line.
 std::string Brief(const json &v) {
-  std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+  std::string s;
+  Render(v, 64, &s);
   if (s.size() > 64) s = s.substr(0, 61) + "...";
   return s;
+}
+
+// A key as a log line shows it: quoted and escaped if it holds a control
+// character (a NUL would cut the line short, a newline split it).
+std::string KeyForLog(const std::string &key) {
+  for (unsigned char c : key)
+    if (c < 0x20 || c == 0x7f) return Quoted(key);
+  return key;
 }
 
 // --- the walk ---------------------------------------------------------------
@@ -256,7 +287,7 @@ void ApplyObject(Walk &w, const json &obj, const std::string &prefix) {
                         dotted.c_str(), Brief(value).c_str());
     } else {
       AddUnique(w.cfg.unknown_keys, dotted);
-      UFILE_LOG_WARN("%s: unknown key %s ignored", w.origin.c_str(), dotted.c_str());
+      UFILE_LOG_WARN("%s: unknown key %s ignored", w.origin.c_str(), KeyForLog(dotted).c_str());
     }
   }
 }
