@@ -44,6 +44,7 @@ namespace ufile {
   X(cuMemFreeHost)               \
   X(cuMemHostRegister)           \
   X(cuMemHostUnregister)         \
+  X(cuMemHostGetDevicePointer)   \
   X(cuMemcpy)                    \
   X(cuMemcpyAsync)               \
   X(cuMemcpyHtoD)                \

@@ -1,0 +1,750 @@
+// SPDX-License-Identifier: Apache-2.0
+// The device-initiated I/O protocol: how a submitter claims a slot, fills a
+// submission entry, rings the doorbell, and how completions are reaped and
+// handed to the slot's owner exactly once. Compiled by nvcc for kernels
+// (ufile/device.cuh builds the warp and block calls on it) and by a host C++
+// compiler, where host threads stand in for GPU threads (the CPU tests).
+//
+// Memory: rings and staging are host memory (system scope: ld.acquire.sys /
+// st.release.sys); slot words and queue control are device memory (gpu
+// scope). docs/DEVICE_IO.md states the ordering argument.
+//
+// Slot word (64 bits): state (8) | generation (24) | result (32). A slot is
+// owned by whoever moved it FREE -> CLAIMED until it stores FREE again, or
+// until a timed-out wait moves it INFLIGHT -> ABANDONED, after which the
+// reaper frees it when its completion arrives. Every move is a CAS, so a
+// completion is delivered to its owner at most once and never to a later
+// owner (the generation is in the CQE's user_data and in every ticket).
+// Thread-safety: every function may be called by any number of threads on
+// the same queue at once; a Ticket belongs to the thread (group) holding it.
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ufile/device_types.h"
+
+#if defined(__CUDACC__)
+#define UFILE_DEVIO_HD __host__ __device__ __forceinline__
+#else
+#define UFILE_DEVIO_HD inline
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+#endif
+
+namespace ufile::devio {
+
+enum : uint32_t {
+  kSlotFree = 0,
+  kSlotClaimed = 1,
+  kSlotInflight = 2,
+  kSlotDone = 3,
+  kSlotAbandoned = 4,
+};
+// Chunks one synchronous call keeps in flight at most.
+inline constexpr uint32_t kMaxPipeline = 8;
+// Times a transfer continues after -EAGAIN/-EINTR before giving up.
+inline constexpr int kMaxRetries = 16;
+
+using u64 = unsigned long long;
+
+UFILE_DEVIO_HD uint32_t SlotState(u64 w) { return static_cast<uint32_t>(w & 0xffu); }
+UFILE_DEVIO_HD uint32_t SlotGen(u64 w) { return static_cast<uint32_t>(w >> 8) & 0xffffffu; }
+UFILE_DEVIO_HD int32_t SlotResult(u64 w) {
+  return static_cast<int32_t>(static_cast<uint32_t>(w >> 32));
+}
+UFILE_DEVIO_HD u64 SlotWord(uint32_t state, uint32_t gen, int32_t res) {
+  return static_cast<u64>(state & 0xffu) | (static_cast<u64>(gen & 0xffffffu) << 8) |
+         (static_cast<u64>(static_cast<uint32_t>(res)) << 32);
+}
+
+// ---- Memory operations: PTX on the device, GCC atomics on the host. ----
+
+UFILE_DEVIO_HD uint32_t LoadAcquireSys(const uint32_t *p) {
+#ifdef __CUDA_ARCH__
+  uint32_t v;
+  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+UFILE_DEVIO_HD void StoreReleaseSys(uint32_t *p, uint32_t v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+UFILE_DEVIO_HD uint32_t LoadAcquireGpu32(const uint32_t *p) {
+#ifdef __CUDA_ARCH__
+  uint32_t v;
+  asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+UFILE_DEVIO_HD uint32_t LoadRelaxed32(const uint32_t *p) {
+#ifdef __CUDA_ARCH__
+  uint32_t v;
+  asm volatile("ld.relaxed.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+UFILE_DEVIO_HD void StoreReleaseGpu32(uint32_t *p, uint32_t v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.release.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+UFILE_DEVIO_HD u64 LoadAcquireGpu64(const u64 *p) {
+#ifdef __CUDA_ARCH__
+  u64 v;
+  asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+UFILE_DEVIO_HD void StoreReleaseGpu64(u64 *p, u64 v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELEASE);
+#endif
+}
+
+UFILE_DEVIO_HD void StoreRelaxed64(u64 *p, u64 v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+// Compare-and-swap with acquire-release semantics; returns the old value.
+UFILE_DEVIO_HD u64 Cas64(u64 *p, u64 expected, u64 desired) {
+#ifdef __CUDA_ARCH__
+  u64 old;
+  asm volatile("atom.acq_rel.gpu.global.cas.b64 %0, [%1], %2, %3;"
+               : "=l"(old)
+               : "l"(p), "l"(expected), "l"(desired)
+               : "memory");
+  return old;
+#else
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected;
+#endif
+}
+
+UFILE_DEVIO_HD uint32_t Cas32(uint32_t *p, uint32_t expected, uint32_t desired) {
+#ifdef __CUDA_ARCH__
+  uint32_t old;
+  asm volatile("atom.acq_rel.gpu.global.cas.b32 %0, [%1], %2, %3;"
+               : "=r"(old)
+               : "l"(p), "r"(expected), "r"(desired)
+               : "memory");
+  return old;
+#else
+  __atomic_compare_exchange_n(p, &expected, desired, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+  return expected;
+#endif
+}
+
+UFILE_DEVIO_HD uint32_t FetchAdd32(uint32_t *p, uint32_t v) {
+#ifdef __CUDA_ARCH__
+  return atomicAdd(p, v);
+#else
+  return __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+UFILE_DEVIO_HD void Count(u64 *p, u64 v) {
+#ifdef __CUDA_ARCH__
+  atomicAdd(p, v);
+#else
+  __atomic_fetch_add(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
+// Sequentially consistent fence at device scope (store -> load ordering).
+UFILE_DEVIO_HD void FenceGpu() {
+#ifdef __CUDA_ARCH__
+  __threadfence();
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+}
+
+// Nanoseconds on a clock shared by all threads of the device (or host).
+UFILE_DEVIO_HD uint64_t NowNs() {
+#ifdef __CUDA_ARCH__
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+#else
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+#endif
+}
+
+UFILE_DEVIO_HD void Backoff(uint32_t ns) {
+#ifdef __CUDA_ARCH__
+  if (ns) __nanosleep(ns);
+#else
+  if (ns) sched_yield();
+#endif
+}
+
+// ---- Requests. ----
+
+// What one submission asks for: bytes [done, len) of a request whose data
+// sits at the start of slot's staging buffer.
+struct SqeArgs {
+  uint8_t opcode = 0;
+  int32_t fd = -1;
+  uint64_t off = 0;
+  uint64_t addr = 0;
+  uint32_t len = 0;
+  uint64_t user_data = 0;
+  uint16_t buf_index = 0;
+};
+
+// A submitted asynchronous request. status < 0: it was never submitted and
+// wait() returns status. A ticket is waited on once; a second wait (or a
+// copy's) returns -EINVAL and touches nothing.
+struct Ticket {
+  int32_t status = -UFILE_DEVIO_EINVAL;
+  uint16_t queue = 0;
+  uint16_t slot = 0xffff;  // 0xffff: no slot (size 0, or not submitted)
+  uint32_t gen = 0;
+  uint32_t write = 0;
+  uint32_t file = 0;
+  void *buf = nullptr;
+  uint64_t len = 0;
+  int64_t off = 0;
+};
+
+UFILE_DEVIO_HD uint64_t Timeout(const ufile_devio_view_t &v, uint64_t timeout_ns) {
+  return timeout_ns ? timeout_ns : v.timeout_ns;
+}
+
+// 0, or the negative result a request with these arguments gets.
+UFILE_DEVIO_HD int Check(const ufile_devio_view_t &v, unsigned queue, unsigned file, bool write,
+                         const void *buf, uint64_t size, int64_t off) {
+  if (v.abi_version != UFILE_DEVIO_ABI_VERSION || queue >= v.num_queues)
+    return -UFILE_DEVIO_EINVAL;
+  if (file >= v.num_files) return -UFILE_DEVIO_EBADF;
+  const uint32_t need = write ? UFILE_DEVIO_FILE_WRITE : UFILE_DEVIO_FILE_READ;
+  if (!(v.files[file].flags & need)) return -UFILE_DEVIO_EBADF;
+  if (off < 0) return -UFILE_DEVIO_EINVAL;
+  if (size > static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(off))
+    return -UFILE_DEVIO_EINVAL;
+  if (!buf && size) return -UFILE_DEVIO_EFAULT;
+  return 0;
+}
+
+// The index of handle in the set, or -EBADF.
+UFILE_DEVIO_HD int FindFile(const ufile_devio_view_t &v, const void *handle) {
+  for (uint32_t i = 0; i < v.num_files; ++i)
+    if (v.files[i].handle == reinterpret_cast<uintptr_t>(handle)) return static_cast<int>(i);
+  return -UFILE_DEVIO_EBADF;
+}
+
+UFILE_DEVIO_HD uint8_t *Staging(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                uint32_t slot) {
+  return q.staging + static_cast<uint64_t>(slot) * v.staging_bytes;
+}
+
+// The submission for bytes [done, len) of a request on slot.
+UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                               uint32_t slot, uint32_t gen, bool write, unsigned file, int64_t off,
+                               uint64_t len, uint64_t done) {
+  const ufile_devio_file_t &f = v.files[file];
+  SqeArgs a;
+  a.off = static_cast<uint64_t>(off) + done;
+  a.addr = q.staging_host + static_cast<uint64_t>(slot) * v.staging_bytes + done;
+  a.len = static_cast<uint32_t>(len - done);
+  a.fd = f.fd_buffered;
+  if (f.fd_direct >= 0 && f.align && ((a.off | a.len | a.addr) & (f.align - 1)) == 0)
+    a.fd = f.fd_direct;
+  const bool fixed = (v.options & UFILE_DEVIO_OPT_FIXED_BUFFERS) != 0;
+  a.opcode = write ? (fixed ? UFILE_DEVIO_OP_WRITE_FIXED : UFILE_DEVIO_OP_WRITE)
+                   : (fixed ? UFILE_DEVIO_OP_READ_FIXED : UFILE_DEVIO_OP_READ);
+  a.user_data = slot | (static_cast<uint64_t>(gen) << 32);
+  a.buf_index = q.buf_index;
+  return a;
+}
+
+// Writes the entry for position pos (templates: slot's own entry, named by
+// the SQ array; otherwise the entry at pos, all 64 bytes).
+UFILE_DEVIO_HD void WriteSqe(const ufile_devio_queue_t &q, uint32_t pos, uint32_t slot,
+                             const SqeArgs &a) {
+  const u64 w0 = static_cast<u64>(a.opcode) | (static_cast<u64>(UFILE_DEVIO_SQE_FIXED_FILE) << 8) |
+                 (static_cast<u64>(static_cast<uint32_t>(a.fd)) << 32);
+  if (q.sq_array) {
+    // The template (flags, buf_index, zeros) was written at setup.
+    u64 *e = reinterpret_cast<u64 *>(&q.sqes[slot]);
+    e[0] = w0;
+    e[1] = a.off;
+    e[2] = a.addr;
+    e[3] = a.len;
+    e[4] = a.user_data;
+    q.sq_array[pos & q.sq_mask] = slot;
+    return;
+  }
+  u64 *e = reinterpret_cast<u64 *>(&q.sqes[pos & q.sq_mask]);
+#ifdef __CUDA_ARCH__
+  ulonglong2 *v = reinterpret_cast<ulonglong2 *>(e);
+  v[0] = make_ulonglong2(w0, a.off);
+  v[1] = make_ulonglong2(a.addr, a.len);
+  v[2] = make_ulonglong2(a.user_data, a.buf_index);
+  v[3] = make_ulonglong2(0, 0);
+#else
+  const u64 words[8] = {w0, a.off, a.addr, a.len, a.user_data, a.buf_index, 0, 0};
+  memcpy(e, words, sizeof words);
+#endif
+}
+
+// Makes positions [pos, pos + n) visible to the server: waits for earlier
+// positions (other submitters, a few instructions away) to be published,
+// then one store of the SQ tail (the doorbell).
+UFILE_DEVIO_HD void Publish(const ufile_devio_queue_t &q, uint32_t pos, uint32_t n) {
+  while (LoadAcquireGpu32(&q.ctl->sq_published) != pos) Backoff(32);
+  StoreReleaseSys(q.sq_tail, pos + n);
+  StoreReleaseGpu32(&q.ctl->sq_published, pos + n);
+  Count(&q.ctl->submitted, n);
+}
+
+// Marks slot in flight (generation kept) and submits one entry.
+UFILE_DEVIO_HD void SubmitOne(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen,
+                              const SqeArgs &a) {
+  StoreRelaxed64(&q.slots[slot], SlotWord(kSlotInflight, gen, 0));
+  const uint32_t pos = FetchAdd32(&q.ctl->sq_reserve, 1);
+  WriteSqe(q, pos, slot, a);
+  Publish(q, pos, 1);
+}
+
+// ---- Slots. ----
+
+// A free slot moved to CLAIMED (its new generation in *gen), or -1.
+UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                            uint32_t *gen) {
+  const uint32_t mask = v.depth - 1;
+  const uint32_t start = FetchAdd32(&q.ctl->claim_hint, 1);
+  for (uint32_t i = 0; i < v.depth; ++i) {
+    const uint32_t s = (start + i) & mask;
+    const u64 cur = LoadAcquireGpu64(&q.slots[s]);
+    if (SlotState(cur) != kSlotFree) continue;
+    const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
+    if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
+      *gen = g;
+      return static_cast<int>(s);
+    }
+  }
+  return -1;
+}
+
+UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen) {
+  StoreReleaseGpu64(&q.slots[slot], SlotWord(kSlotFree, gen, 0));
+}
+
+// After claiming: 0, or -ESHUTDOWN once destroy has begun (the host reads
+// the slots after setting closing; the fence orders claim before check).
+UFILE_DEVIO_HD int CheckOpen(const ufile_devio_view_t &v) {
+  FenceGpu();
+  return LoadAcquireSys(v.closing) ? -UFILE_DEVIO_ESHUTDOWN : 0;
+}
+
+// Claims a slot, waiting until deadline when all are in use: the slot, or
+// -EBUSY / -ESHUTDOWN.
+UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                         uint64_t deadline, uint32_t *gen) {
+  for (;;) {
+    const int s = TryClaim(v, q, gen);
+    if (s >= 0) {
+      const int open = CheckOpen(v);
+      if (open == 0) return s;
+      Release(q, static_cast<uint32_t>(s), *gen);
+      return open;
+    }
+    if (LoadAcquireSys(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
+    if (NowNs() >= deadline) return -UFILE_DEVIO_EBUSY;
+    Backoff(v.poll_ns);
+  }
+}
+
+// Hands one completion to its slot: DONE for a waiting owner, FREE for an
+// abandoned slot; anything else is counted as stale and dropped.
+UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                            uint64_t user_data, int32_t res) {
+  const uint32_t slot = static_cast<uint32_t>(user_data & 0xffffffffu);
+  const uint32_t gen = static_cast<uint32_t>(user_data >> 32);
+  if (slot >= v.depth) {
+    Count(&q.ctl->stale, 1);
+    return;
+  }
+  u64 *w = &q.slots[slot];
+  for (;;) {
+    const u64 cur = LoadAcquireGpu64(w);
+    if (SlotGen(cur) != gen) break;
+    if (SlotState(cur) == kSlotInflight) {
+      if (Cas64(w, cur, SlotWord(kSlotDone, gen, res)) == cur) return;
+    } else if (SlotState(cur) == kSlotAbandoned) {
+      if (Cas64(w, cur, SlotWord(kSlotFree, gen, 0)) == cur) break;
+    } else {
+      break;
+    }
+  }
+  Count(&q.ctl->stale, 1);
+}
+
+// Consumes the completions posted so far (one thread at a time per queue);
+// returns how many.
+UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q) {
+  ufile_devio_qctl_t *c = q.ctl;
+  if (!(v.options & UFILE_DEVIO_OPT_CQ_LOCKED_POLL) &&
+      LoadAcquireSys(q.cq_tail) == LoadRelaxed32(&c->cq_head))
+    return 0;
+  if (Cas32(&c->cq_lock, 0, 1) != 0) return 0;
+  uint32_t head = LoadRelaxed32(&c->cq_head);
+  const uint32_t tail = LoadAcquireSys(q.cq_tail);
+  const uint32_t n = tail - head;
+  for (; head != tail; ++head) {
+    const ufile_devio_cqe_t *e = &q.cqes[head & q.cq_mask];
+    Deliver(v, q, e->user_data, e->res);
+  }
+  if (n) {
+    StoreReleaseSys(q.cq_head, head);
+    StoreReleaseGpu32(&c->cq_head, head);
+    Count(&c->reaped, n);
+  }
+  StoreReleaseGpu32(&c->cq_lock, 0);
+  return n;
+}
+
+// Waits for slot's completion: its result, or -ETIMEDOUT after timeout_ns
+// (the slot is then abandoned: no longer the caller's).
+UFILE_DEVIO_HD int32_t WaitSlot(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                uint32_t slot, uint64_t timeout_ns) {
+  const uint64_t deadline = NowNs() + timeout_ns;
+  u64 *w = &q.slots[slot];
+  for (;;) {
+    const u64 cur = LoadAcquireGpu64(w);
+    if (SlotState(cur) == kSlotDone) return SlotResult(cur);
+    if (Reap(v, q) > 0) continue;
+    if (NowNs() >= deadline) {
+      if (SlotState(cur) == kSlotInflight &&
+          Cas64(w, cur, SlotWord(kSlotAbandoned, SlotGen(cur), 0)) == cur) {
+        Count(&q.ctl->timeouts, 1);
+        return -UFILE_DEVIO_ETIMEDOUT;
+      }
+      continue;
+    }
+    Backoff(v.poll_ns);
+  }
+}
+
+// Gives up a slot the caller owns whatever its state: in flight ->
+// abandoned (freed when its completion arrives), otherwise free.
+UFILE_DEVIO_HD void Abandon(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen) {
+  u64 *w = &q.slots[slot];
+  const u64 cur = LoadAcquireGpu64(w);
+  if (SlotState(cur) == kSlotInflight &&
+      Cas64(w, cur, SlotWord(kSlotAbandoned, gen, 0)) == cur)
+    return;
+  Release(q, slot, gen);
+}
+
+// Waits for a request's bytes [0, len): continues after short transfers and
+// -EAGAIN/-EINTR (resubmitting on the same slot). The bytes moved (fewer
+// only at end of file, or for a write the file system cut short), or a
+// negative result (-ETIMEDOUT: the slot was abandoned).
+UFILE_DEVIO_HD int64_t WaitRequest(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                   uint32_t slot, uint32_t gen, bool write, unsigned file,
+                                   int64_t off, uint64_t len, uint64_t timeout_ns) {
+  uint64_t done = 0;
+  int retries = 0;
+  for (;;) {
+    const int32_t res = WaitSlot(v, q, slot, timeout_ns);
+    if (res == -UFILE_DEVIO_ETIMEDOUT) return res;
+    const bool again = res == -11 /*EAGAIN*/ || res == -4 /*EINTR*/;
+    if (res < 0 && !(again && retries < kMaxRetries)) return res;
+    if (res == 0 && !again) return static_cast<int64_t>(done);  // end of file
+    if (res > 0) done += static_cast<uint64_t>(res);
+    if (done >= len) return static_cast<int64_t>(len);
+    if (again) ++retries;
+    Count(&q.ctl->resubmits, 1);
+    SubmitOne(q, slot, gen, MakeSqe(v, q, slot, gen, write, file, off, len, done));
+  }
+}
+
+// ---- Groups: who cooperates in one call. ----
+
+// One thread alone. On the device its copies are a plain loop (the warp and
+// block groups of ufile/device.cuh copy cooperatively).
+struct ThreadGroup {
+  UFILE_DEVIO_HD bool leader() const { return true; }
+  UFILE_DEVIO_HD void sync() const {}
+  UFILE_DEVIO_HD int64_t bcast(int64_t x) const { return x; }
+  UFILE_DEVIO_HD void copy(void *dst, const void *src, uint64_t n, bool narrow) const {
+#ifdef __CUDA_ARCH__
+    auto *d = static_cast<uint8_t *>(dst);
+    const auto *s = static_cast<const uint8_t *>(src);
+    const unsigned w = narrow ? 4 : 16;
+    if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & (w - 1)) == 0) {
+      uint64_t i = 0;
+      if (narrow)
+        for (; i + 4 <= n; i += 4)
+          *reinterpret_cast<uint32_t *>(d + i) = *reinterpret_cast<const uint32_t *>(s + i);
+      else
+        for (; i + 16 <= n; i += 16)
+          *reinterpret_cast<uint4 *>(d + i) = *reinterpret_cast<const uint4 *>(s + i);
+      for (; i < n; ++i) d[i] = s[i];
+    } else {
+      for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
+    }
+#else
+    (void)narrow;
+    if (n) memcpy(dst, src, n);
+#endif
+  }
+};
+
+inline constexpr uint32_t kNoSlot = 0xffff;
+
+// Packs up to 4 slot numbers into one word (for a group broadcast).
+UFILE_DEVIO_HD uint32_t UnpackSlot(const int64_t packed[2], uint32_t i) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(packed[i / 4]) >> (16 * (i % 4))) & 0xffffu;
+}
+
+// A synchronous transfer of size bytes at off through queue qi, by group g
+// (every member calls with the same arguments). Up to kMaxPipeline slots
+// are kept in flight, one doorbell for the first round. Returns the bytes
+// moved (fewer than size only at end of file) or a negative result.
+template <class G>
+UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigned qi,
+                                unsigned file, bool write, void *buf, uint64_t size, int64_t off,
+                                uint64_t timeout_ns) {
+  const int bad = Check(v, qi, file, write, buf, size, off);
+  if (bad) return bad;
+  if (size == 0) return 0;
+  const ufile_devio_queue_t &q = v.queues[qi];
+  const uint64_t S = v.staging_bytes;
+  const uint64_t nchunks = (size + S - 1) / S;
+  const uint64_t tmo = Timeout(v, timeout_ns);
+  const bool narrow = (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0;
+  uint8_t *const data = static_cast<uint8_t *>(buf);
+
+  // The leader claims k slots (waiting for the first); all learn them.
+  int64_t k = 0;
+  int64_t packed[2] = {0, 0};
+  uint32_t gens[kMaxPipeline] = {};
+  if (g.leader()) {
+    uint64_t kmax = nchunks < kMaxPipeline ? nchunks : kMaxPipeline;
+    if (kmax > v.depth) kmax = v.depth;
+    uint32_t gen = 0;
+    const int s0 = Claim(v, q, NowNs() + tmo, &gen);
+    if (s0 < 0) {
+      k = s0;
+    } else {
+      packed[0] = s0;
+      gens[0] = gen;
+      k = 1;
+      while (static_cast<uint64_t>(k) < kmax) {
+        const int s = TryClaim(v, q, &gen);
+        if (s < 0) break;
+        packed[k / 4] |= static_cast<int64_t>(s) << (16 * (k % 4));
+        gens[k] = gen;
+        ++k;
+      }
+      if (k > 1 && CheckOpen(v) != 0) {
+        for (int64_t i = 0; i < k; ++i) Release(q, UnpackSlot(packed, i), gens[i]);
+        k = -UFILE_DEVIO_ESHUTDOWN;
+      }
+    }
+  }
+  k = g.bcast(k);
+  if (k < 0) return k;
+  packed[0] = g.bcast(packed[0]);
+  packed[1] = g.bcast(packed[1]);
+
+  auto chunk_len = [&](uint64_t c) { return (c + 1) * S <= size ? S : size - c * S; };
+  // First round: fill (writes), then one doorbell for all k entries.
+  if (write) {
+    for (int64_t i = 0; i < k; ++i)
+      g.copy(Staging(v, q, UnpackSlot(packed, i)), data + i * S, chunk_len(i), narrow);
+    g.sync();
+  }
+  if (g.leader()) {
+    for (int64_t i = 0; i < k; ++i)
+      StoreRelaxed64(&q.slots[UnpackSlot(packed, i)], SlotWord(kSlotInflight, gens[i], 0));
+    const uint32_t pos = FetchAdd32(&q.ctl->sq_reserve, static_cast<uint32_t>(k));
+    for (int64_t i = 0; i < k; ++i) {
+      const uint32_t s = UnpackSlot(packed, i);
+      WriteSqe(q, pos + i, s,
+               MakeSqe(v, q, s, gens[i], write, file, off + i * S, chunk_len(i), 0));
+    }
+    Publish(q, pos, static_cast<uint32_t>(k));
+  }
+
+  int64_t total = 0;
+  for (uint64_t c = 0; c < nchunks; ++c) {
+    const uint32_t i = static_cast<uint32_t>(c % k);
+    const uint32_t s = UnpackSlot(packed, i);
+    const uint64_t len = chunk_len(c);
+    int64_t r = 0;
+    if (g.leader())
+      r = WaitRequest(v, q, s, gens[i], write, file, off + static_cast<int64_t>(c * S), len, tmo);
+    r = g.bcast(r);
+    if (r > 0 && !write) {
+      g.copy(data + c * S, Staging(v, q, s), static_cast<uint64_t>(r), narrow);
+      g.sync();
+    }
+    const uint64_t next = c + static_cast<uint64_t>(k);
+    if (r < 0 || static_cast<uint64_t>(r) < len) {
+      // Error or end of file: give back this slot and every later one.
+      if (g.leader()) {
+        if (r != -UFILE_DEVIO_ETIMEDOUT) Release(q, s, gens[i]);
+        for (uint64_t d = c + 1; d < next && d < nchunks; ++d) {
+          const uint32_t j = static_cast<uint32_t>(d % k);
+          Abandon(q, UnpackSlot(packed, j), gens[j]);
+        }
+      }
+      g.sync();
+      return r < 0 ? r : total + r;
+    }
+    total += r;
+    if (next < nchunks) {
+      if (write) {
+        g.copy(Staging(v, q, s), data + next * S, chunk_len(next), narrow);
+        g.sync();
+      }
+      if (g.leader())
+        SubmitOne(q, s, gens[i],
+                  MakeSqe(v, q, s, gens[i], write, file, off + static_cast<int64_t>(next * S),
+                          chunk_len(next), 0));
+    } else if (g.leader()) {
+      Release(q, s, gens[i]);
+    }
+  }
+  g.sync();
+  return total;
+}
+
+// Submits one request of at most staging_bytes; with wait_for_slot, waits
+// (up to the timeout) for a free slot, else returns -EAGAIN when all are in
+// use. For a write the data is copied to staging before this returns, so
+// buf may be reused at once.
+template <class G>
+UFILE_DEVIO_HD Ticket Submit(const G &g, const ufile_devio_view_t &v, unsigned qi, unsigned file,
+                             bool write, void *buf, uint64_t size, int64_t off,
+                             bool wait_for_slot, uint64_t timeout_ns) {
+  Ticket t;
+  t.queue = static_cast<uint16_t>(qi);
+  t.write = write;
+  t.file = file;
+  t.buf = buf;
+  t.len = size;
+  t.off = off;
+  t.status = Check(v, qi, file, write, buf, size, off);
+  if (t.status == 0 && size > v.staging_bytes) t.status = -UFILE_DEVIO_E2BIG;
+  if (t.status < 0 || size == 0) return t;
+  const ufile_devio_queue_t &q = v.queues[qi];
+  int64_t sg = 0;
+  if (g.leader()) {
+    uint32_t gen = 0;
+    int s = -1;
+    if (wait_for_slot) {
+      s = Claim(v, q, NowNs() + Timeout(v, timeout_ns), &gen);
+    } else {
+      s = TryClaim(v, q, &gen);
+      if (s < 0) {
+        s = -UFILE_DEVIO_EAGAIN;
+      } else if (const int open = CheckOpen(v)) {
+        Release(q, static_cast<uint32_t>(s), gen);
+        s = open;
+      }
+    }
+    sg = s < 0 ? s : (static_cast<int64_t>(gen) << 16) | s;
+  }
+  sg = g.bcast(sg);
+  if (sg < 0) {
+    t.status = static_cast<int32_t>(sg);
+    return t;
+  }
+  t.slot = static_cast<uint16_t>(sg & 0xffff);
+  t.gen = static_cast<uint32_t>(sg >> 16);
+  if (write) {
+    g.copy(Staging(v, q, t.slot), buf, size, (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
+    g.sync();
+  }
+  if (g.leader())
+    SubmitOne(q, t.slot, t.gen, MakeSqe(v, q, t.slot, t.gen, write, file, off, size, 0));
+  return t;
+}
+
+// Whether t's slot is still the ticket's (not waited on already).
+UFILE_DEVIO_HD bool TicketLive(const ufile_devio_view_t &v, const Ticket &t) {
+  if (t.queue >= v.num_queues || t.slot >= v.depth) return false;
+  const u64 cur = LoadAcquireGpu64(&v.queues[t.queue].slots[t.slot]);
+  const uint32_t st = SlotState(cur);
+  return SlotGen(cur) == t.gen && (st == kSlotInflight || st == kSlotDone);
+}
+
+// Waits for t: the bytes moved or a negative result; for a read the data is
+// in t.buf when this returns. Consumes the ticket (t.status becomes
+// -EINVAL).
+template <class G>
+UFILE_DEVIO_HD int64_t Wait(const G &g, const ufile_devio_view_t &v, Ticket &t,
+                            uint64_t timeout_ns) {
+  if (t.status < 0) return t.status;
+  if (t.slot == kNoSlot) {
+    t.status = -UFILE_DEVIO_EINVAL;
+    return 0;
+  }
+  const ufile_devio_queue_t &q = v.queues[t.queue];
+  int64_t r = 0;
+  if (g.leader())
+    r = TicketLive(v, t) ? WaitRequest(v, q, t.slot, t.gen, t.write, t.file, t.off, t.len,
+                                       Timeout(v, timeout_ns))
+                         : -UFILE_DEVIO_EINVAL - 1000;
+  r = g.bcast(r);
+  if (r == -UFILE_DEVIO_EINVAL - 1000) {
+    t.status = -UFILE_DEVIO_EINVAL;
+    return -UFILE_DEVIO_EINVAL;
+  }
+  if (r > 0 && !t.write) {
+    g.copy(t.buf, Staging(v, q, t.slot), static_cast<uint64_t>(r),
+           (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
+    g.sync();
+  }
+  if (g.leader() && r != -UFILE_DEVIO_ETIMEDOUT) Release(q, t.slot, t.gen);
+  t.status = -UFILE_DEVIO_EINVAL;
+  return r;
+}
+
+// 1 when t has completed (wait() will not block), 0 while in flight, or a
+// negative result for a ticket that holds nothing to wait for. Reaps once.
+UFILE_DEVIO_HD int Poll(const ufile_devio_view_t &v, const Ticket &t) {
+  if (t.status < 0) return t.status;
+  if (t.slot == kNoSlot) return 1;
+  if (!TicketLive(v, t)) return -UFILE_DEVIO_EINVAL;
+  const ufile_devio_queue_t &q = v.queues[t.queue];
+  Reap(v, q);
+  return SlotState(LoadAcquireGpu64(&q.slots[t.slot])) == kSlotDone ? 1 : 0;
+}
+
+}  // namespace ufile::devio

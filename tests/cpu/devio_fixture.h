@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared by the devio CPU tests: files registered with ufile, host-memory
+// queue sets (device = -1) on either path, and host threads standing in for
+// GPU threads through the protocol of ufile/device_queue.h (ThreadGroup).
+#pragma once
+
+#include <cufile.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/test_util.h"
+#include "ufile/device.h"
+#include "ufile/device_queue.h"
+
+namespace ufile::test {
+
+// A file of random bytes registered with cuFileHandleRegister.
+class RegisteredFile {
+ public:
+  RegisteredFile(const std::string &path, size_t size, uint64_t seed, int flags = O_RDWR)
+      : path_(path), data_(RandomBytes(size, seed)) {
+    WriteWholeFile(path_, data_);
+    fd_ = open(path_.c_str(), flags | O_CLOEXEC);
+    EXPECT_GE(fd_, 0) << path_ << ": " << strerror(errno);
+    CUfileDescr_t d{};
+    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+    d.handle.fd = fd_;
+    const CUfileError_t e = cuFileHandleRegister(&fh_, &d);
+    EXPECT_EQ(e.err, CU_FILE_SUCCESS);
+  }
+  ~RegisteredFile() {
+    if (fh_) cuFileHandleDeregister(fh_);
+    if (fd_ >= 0) close(fd_);
+  }
+  RegisteredFile(const RegisteredFile &) = delete;
+  RegisteredFile &operator=(const RegisteredFile &) = delete;
+
+  CUfileHandle_t handle() const { return fh_; }
+  const std::vector<uint8_t> &data() const { return data_; }
+  const std::string &path() const { return path_; }
+  void Deregister() {
+    cuFileHandleDeregister(fh_);
+    fh_ = nullptr;
+  }
+
+ private:
+  std::string path_;
+  std::vector<uint8_t> data_;
+  int fd_ = -1;
+  CUfileHandle_t fh_ = nullptr;
+};
+
+// Host-only parameters: small queues, short waits.
+inline ufile_devio_params_t HostParams(uint32_t path) {
+  ufile_devio_params_t p;
+  ufile_devio_params_init(&p);
+  p.device = -1;
+  p.path = path;
+  p.num_queues = 2;
+  p.queue_depth = 8;
+  p.staging_bytes = 64 * 1024;
+  p.timeout_us = 5 * 1000 * 1000;
+  p.sq_idle_ms = 50;
+  p.wake_poll_us = 50;
+  return p;
+}
+
+// Whether this machine gives the no-CPU path (else why).
+inline bool NoCpuAvailable(std::string *why) {
+  char buf[256] = {};
+  const bool ok = ufile_devio_probe(buf, sizeof buf) == UFILE_DEVIO_PATH_NOCPU;
+  *why = buf;
+  return ok;
+}
+
+inline const char *PathName(uint32_t path) { return ufile_devio_path_name(static_cast<int>(path)); }
+
+// Test name suffix for a path parameter.
+inline std::string PathParamName(const ::testing::TestParamInfo<uint32_t> &info) {
+  return PathName(info.param);
+}
+
+// A synchronous transfer by one host thread.
+inline int64_t HostTransfer(const ufile_devio_view_t &v, unsigned q, unsigned file, bool write,
+                            void *buf, uint64_t size, int64_t off, uint64_t timeout_ns = 0) {
+  return devio::Transfer(devio::ThreadGroup{}, v, q, file, write, buf, size, off, timeout_ns);
+}
+
+}  // namespace ufile::test
