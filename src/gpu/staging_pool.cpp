@@ -12,6 +12,14 @@ namespace ufile {
 
 constexpr size_t kPage = 4096;
 
+namespace {
+std::atomic<StagingHostAlloc> g_host_alloc{nullptr};
+}  // namespace
+
+StagingHostAlloc InstallStagingHostAlloc(StagingHostAlloc fn) {
+  return g_host_alloc.exchange(fn);
+}
+
 StagingLease &StagingLease::operator=(StagingLease &&other) noexcept {
   if (this != &other) {
     Reset();
@@ -100,7 +108,8 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
     }
   }
   void *p = nullptr;
-  if (posix_memalign(&p, kPage, size) != 0) {
+  StagingHostAlloc alloc = g_host_alloc.load();
+  if ((alloc ? alloc(&p, kPage, size) : posix_memalign(&p, kPage, size)) != 0) {
     UFILE_LOG_ERROR("allocating a %zu-byte staging buffer failed", size);
     return Status::Op(CU_FILE_NOMEM_ERROR);
   }
@@ -145,6 +154,10 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
       lock.lock();
       if (!buf.ok()) {
         --c.allocated;
+        // A waiter may have counted on this reservation: wake it to retry
+        // the allocation or fail, rather than wait for a return that never
+        // comes (it waited forever when no buffer of the class existed).
+        returned_.notify_all();
         if (c.allocated == 0) return buf.status();
         c.limit = c.allocated;  // shrink the class to what could be allocated
         continue;               // and wait for a buffer to come back
@@ -159,7 +172,8 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
     lock.unlock();
     Scavenge(cls);
     lock.lock();
-    if (c.free.empty()) returned_.wait(lock);
+    // Also wakes when a failed allocation gave its reservation back (retry).
+    returned_.wait(lock, [&] { return !c.free.empty() || c.allocated < c.limit; });
     waiters_.fetch_sub(1, std::memory_order_seq_cst);
   }
 }

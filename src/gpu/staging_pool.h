@@ -49,6 +49,13 @@ class StagingLease {
   bool pinned_ = false;
 };
 
+// Test seam: allocates the unpinned staging buffers, with posix_memalign's
+// contract (0 or an errno; the memory is released with free()). nullptr
+// restores posix_memalign; returns the previous allocator (nullptr for the
+// default). For tests, which install it while no driver session is open.
+using StagingHostAlloc = int (*)(void **out, size_t align, size_t size);
+StagingHostAlloc InstallStagingHostAlloc(StagingHostAlloc fn);
+
 class StagingPool {
  public:
   // ctxs may be null (no GPU): buffers are then never pinned.
