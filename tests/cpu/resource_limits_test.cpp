@@ -16,7 +16,8 @@
 //    none (registration, aligned O_DIRECT, buffered handles) works; once
 //    descriptors are free again the same requests succeed. A driver opened
 //    with no descriptor left works too.
-// In this process: thousands of handles (64 files, half the descriptors
+// In this process: threads whose io_uring ring cannot be set up (EMFILE,
+// injected through SysOps) fall back to pread/pwrite; thousands of handles (64 files, half the descriptors
 // O_DIRECT, each handle's buffered reopen used) and thousands of registered
 // buffers, each used, all deregistered, and the number of open descriptors
 // back where it was at every step, on both engines.
@@ -30,16 +31,25 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <thread>
 #include <vector>
 
+#include "core/driver.h"
+#include "core/runtime.h"
+#include "engine/engine.h"
 #include "support/batch_run.h"
 #include "support/child_checks.h"
 #include "support/file_bytes.h"
 #include "support/guarded_buffer.h"
 #include "support/test_util.h"
+#include "support/watchdog.h"
+#include "sys/sys_ops.h"
 
 namespace ufile::test {
 namespace {
@@ -288,6 +298,62 @@ TEST(ResourceLimits, NoFileDescriptorLeft) {
   if (!DirectIoHere()) GTEST_SKIP() << "no O_DIRECT: nothing reopens a descriptor";
   CloseAll();
   EXPECT_EXIT(RunChild(NoDescriptorLeft), ::testing::ExitedWithCode(0), "");
+}
+
+// Refuses every io_uring ring set up after it is installed, as EMFILE does
+// (a ring is a descriptor).
+class NoNewRings : public SysOps {
+ public:
+  int UringQueueInit(unsigned, struct io_uring *, unsigned) override {
+    ++refused;
+    return -EMFILE;
+  }
+  std::atomic<int> refused{0};
+};
+
+// Threads whose ring cannot be set up (after the engine chose io_uring)
+// move their bytes with pread/pwrite: the same result.
+TEST(ResourceLimits, ThreadsWithoutARingFallBackToPosix) {
+  CloseAll();
+  TempDir dir;
+  ScopedEnv log("CUFILE_LOGFILE_PATH", dir.File("cufile.log"));
+  constexpr size_t kLen = 4 * kMiB;
+  const std::vector<uint8_t> data = RandomBytes(kLen, 7);
+  WriteWholeFile(dir.File("f"), data);
+  const int fd = ::open(dir.File("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, true).err, CU_FILE_SUCCESS);
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  bool uring = false;
+  {
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    ASSERT_TRUE(g.ok());
+    uring = std::string_view(g->runtime().engine().name()) == "io_uring";
+  }
+  CUfileHandle_t fh = Register(fd);
+  ASSERT_NE(fh, nullptr);
+  NoNewRings rings;
+  {
+    ScopedSysOps install(&rings);
+    Watchdog dog(std::chrono::seconds(60), "I/O on threads without a ring");
+    std::vector<uint8_t> buf(kLen + 10, 0);
+    ssize_t r = 0, w = 0;
+    std::thread([&] {  // a fresh thread: no ring yet; the request spreads over the pool
+      r = cuFileRead(fh, buf.data(), kLen, 0, 10);
+      w = cuFileWrite(fh, buf.data(), kLen, 0, 10);
+    })
+        .join();
+    EXPECT_EQ(r, static_cast<ssize_t>(kLen));
+    EXPECT_EQ(w, static_cast<ssize_t>(kLen));
+    EXPECT_EQ(0, std::memcmp(buf.data() + 10, data.data(), kLen));
+  }
+  if (uring) {
+    EXPECT_GE(rings.refused.load(), 1) << "no thread tried to set up a ring";
+  }
+  EXPECT_TRUE(FileBytes(dir.File("f")) == data);
+  cuFileHandleDeregister(fh);
+  ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
+  ::close(fd);
 }
 
 // Thousands of handles and buffers in this process, on either engine.
