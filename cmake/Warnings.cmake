@@ -4,12 +4,21 @@ target_compile_options(ufile_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wshadow -Wno-missing-field-initializers>
   $<$<AND:$<COMPILE_LANGUAGE:CXX,C>,$<BOOL:${UFILE_WERROR}>>:-Werror>)
 
+# UFILE_FUZZ=ON with clang instruments everything for libFuzzer (tests/fuzz).
+if(UFILE_FUZZ AND CMAKE_CXX_COMPILER_ID STREQUAL "Clang" AND UFILE_SANITIZE STREQUAL "")
+  set(UFILE_SANITIZE fuzzer)
+endif()
 if(UFILE_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
 elseif(UFILE_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
   add_link_options(-fsanitize=thread)
+elseif(UFILE_SANITIZE STREQUAL "fuzzer")
+  # clang only (tests/fuzz, UFILE_FUZZ=ON): ASan+UBSan plus libFuzzer's coverage
+  # hooks; only the fuzzers themselves link libFuzzer's main.
+  add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+  add_link_options(-fsanitize=fuzzer-no-link,address,undefined)
 elseif(NOT UFILE_SANITIZE STREQUAL "")
-  message(FATAL_ERROR "UFILE_SANITIZE must be address, thread or empty")
+  message(FATAL_ERROR "UFILE_SANITIZE must be address, thread, fuzzer or empty")
 endif()
