@@ -24,13 +24,14 @@
 
 #include "ufile/device_types.h"
 
+#include <sched.h>
+#include <string.h>
+#include <time.h>
+
 #if defined(__CUDACC__)
 #define UFILE_DEVIO_HD __host__ __device__ __forceinline__
 #else
 #define UFILE_DEVIO_HD inline
-#include <sched.h>
-#include <string.h>
-#include <time.h>
 #endif
 
 namespace ufile::devio {
@@ -68,6 +69,27 @@ UFILE_DEVIO_HD uint32_t LoadAcquireSys(const uint32_t *p) {
   return v;
 #else
   return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
+// Host-memory loads the kernel's (or proxy's) stores may have changed.
+UFILE_DEVIO_HD uint32_t LoadRelaxedSys32(const uint32_t *p) {
+#ifdef __CUDA_ARCH__
+  uint32_t v;
+  asm volatile("ld.relaxed.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
+UFILE_DEVIO_HD uint64_t LoadRelaxedSys64(const uint64_t *p) {
+#ifdef __CUDA_ARCH__
+  uint64_t v;
+  asm volatile("ld.relaxed.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
 #endif
 }
 
@@ -424,7 +446,8 @@ UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queu
   const uint32_t n = tail - head;
   for (; head != tail; ++head) {
     const ufile_devio_cqe_t *e = &q.cqes[head & q.cq_mask];
-    Deliver(v, q, e->user_data, e->res);
+    Deliver(v, q, LoadRelaxedSys64(&e->user_data),
+            static_cast<int32_t>(LoadRelaxedSys32(reinterpret_cast<const uint32_t *>(&e->res))));
   }
   if (n) {
     StoreReleaseSys(q.cq_head, head);
@@ -491,6 +514,92 @@ UFILE_DEVIO_HD int64_t WaitRequest(const ufile_devio_view_t &v, const ufile_devi
   }
 }
 
+// ---- Copies between device memory and staging (device code). ----
+
+#ifdef __CUDACC__
+// Words of type W where both sides share an alignment; bytes at the edges.
+template <class W>
+__device__ __forceinline__ void CopySameAlign(uint8_t *d, const uint8_t *s, uint64_t n,
+                                              unsigned rank, unsigned size) {
+  constexpr unsigned w = sizeof(W);
+  const unsigned mis = static_cast<unsigned>(reinterpret_cast<uintptr_t>(d) & (w - 1));
+  uint64_t head = mis ? w - mis : 0;
+  if (head > n) head = n;
+  for (uint64_t i = rank; i < head; i += size) d[i] = __ldcv(s + i);
+  W *dd = reinterpret_cast<W *>(d + head);
+  const W *ss = reinterpret_cast<const W *>(s + head);
+  const uint64_t body = (n - head) / w;
+  uint64_t i = rank;
+  for (; i + 3ull * size < body; i += 4ull * size) {  // four loads in flight
+    const W a = __ldcv(ss + i), b = __ldcv(ss + i + size), c = __ldcv(ss + i + 2ull * size),
+            e = __ldcv(ss + i + 3ull * size);
+    dd[i] = a;
+    dd[i + size] = b;
+    dd[i + 2ull * size] = c;
+    dd[i + 3ull * size] = e;
+  }
+  for (; i < body; i += size) dd[i] = __ldcv(ss + i);
+  for (uint64_t j = head + body * w + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// 16-byte loads from an aligned source, byte stores to any destination.
+__device__ __forceinline__ void CopyFromAligned(uint8_t *d, const uint8_t *s, uint64_t n,
+                                                unsigned rank, unsigned size) {
+  const uint64_t body = n / 16;
+  const uint4 *ss = reinterpret_cast<const uint4 *>(s);
+  for (uint64_t i = rank; i < body; i += size) {
+    const uint4 v = __ldcv(ss + i);
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    uint8_t *o = d + i * 16;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) o[k] = static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
+  }
+  for (uint64_t j = body * 16 + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// Byte loads from any source, 16-byte stores to an aligned destination.
+__device__ __forceinline__ void CopyToAligned(uint8_t *d, const uint8_t *s, uint64_t n,
+                                              unsigned rank, unsigned size) {
+  const uint64_t body = n / 16;
+  uint4 *dd = reinterpret_cast<uint4 *>(d);
+  for (uint64_t i = rank; i < body; i += size) {
+    const uint8_t *in = s + i * 16;
+    uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) w[k / 4] |= static_cast<uint32_t>(__ldcv(in + k)) << (8 * (k % 4));
+    dd[i] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  for (uint64_t j = body * 16 + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// n bytes by size threads (this one is rank). Loads bypass L1 (ld.global.cv):
+// a staging buffer is rewritten by the host for every request.
+__device__ __forceinline__ void CoopCopy(void *dst, const void *src, uint64_t n, unsigned rank,
+                                         unsigned size, bool narrow) {
+  auto *d = static_cast<uint8_t *>(dst);
+  const auto *s = static_cast<const uint8_t *>(src);
+  const auto ad = static_cast<unsigned>(reinterpret_cast<uintptr_t>(d) & 15);
+  const auto as = static_cast<unsigned>(reinterpret_cast<uintptr_t>(s) & 15);
+  if (narrow) {
+    if ((ad & 3) == (as & 3))
+      CopySameAlign<uint32_t>(d, s, n, rank, size);
+    else
+      for (uint64_t i = rank; i < n; i += size) d[i] = __ldcv(s + i);
+  } else if (ad == as) {
+    CopySameAlign<uint4>(d, s, n, rank, size);
+  } else if (as == 0) {
+    CopyFromAligned(d, s, n, rank, size);
+  } else if (ad == 0) {
+    CopyToAligned(d, s, n, rank, size);
+  } else if ((ad & 3) == (as & 3)) {
+    CopySameAlign<uint32_t>(d, s, n, rank, size);
+  } else {
+    for (uint64_t i = rank; i < n; i += size) d[i] = __ldcv(s + i);
+  }
+}
+
+#endif  // __CUDACC__
+
 // ---- Groups: who cooperates in one call. ----
 
 // One thread alone. On the device its copies are a plain loop (the warp and
@@ -501,21 +610,7 @@ struct ThreadGroup {
   UFILE_DEVIO_HD int64_t bcast(int64_t x) const { return x; }
   UFILE_DEVIO_HD void copy(void *dst, const void *src, uint64_t n, bool narrow) const {
 #ifdef __CUDA_ARCH__
-    auto *d = static_cast<uint8_t *>(dst);
-    const auto *s = static_cast<const uint8_t *>(src);
-    const unsigned w = narrow ? 4 : 16;
-    if (((reinterpret_cast<uintptr_t>(d) | reinterpret_cast<uintptr_t>(s)) & (w - 1)) == 0) {
-      uint64_t i = 0;
-      if (narrow)
-        for (; i + 4 <= n; i += 4)
-          *reinterpret_cast<uint32_t *>(d + i) = *reinterpret_cast<const uint32_t *>(s + i);
-      else
-        for (; i + 16 <= n; i += 16)
-          *reinterpret_cast<uint4 *>(d + i) = *reinterpret_cast<const uint4 *>(s + i);
-      for (; i < n; ++i) d[i] = s[i];
-    } else {
-      for (uint64_t i = 0; i < n; ++i) d[i] = s[i];
-    }
+    CoopCopy(dst, src, n, 0, 1, narrow);
 #else
     (void)narrow;
     if (n) memcpy(dst, src, n);

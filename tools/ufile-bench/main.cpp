@@ -12,6 +12,7 @@
 #include "measure.h"
 #include "options.h"
 #include "testfile.h"
+#include "xfer_device.h"
 #include "xfer_pipeline.h"
 
 namespace bench {
@@ -80,7 +81,9 @@ int Main(int argc, char **argv) {
     std::perror(opt.json_file.c_str());
     return 1;
   }
-  const int rc = opt.compare                   ? RunCompare(opt, gpu, ctx)
+  const int rc = opt.xfer == Xfer::kDevice        ? RunDevice(opt, gpu, ctx)
+                 : opt.xfer == Xfer::kDeviceChase ? RunDeviceChase(opt, gpu, ctx)
+                 : opt.compare                    ? RunCompare(opt, gpu, ctx)
                  : opt.xfer == Xfer::kPipeline ? RunPipeline(opt, gpu, ctx)
                                                : RunSingle(opt, gpu, ctx);
   if (ctx.json_out) std::fclose(ctx.json_out);

@@ -24,6 +24,9 @@ const char kUsage[] =
     "                  | pipeline (ReadAsync -> kernel -> WriteAsync on 2 streams vs the\n"
     "                  same work synchronously; output <file>.out; -i default 16M)\n"
     "                  | mmap (reads: mmap + cuMemHostRegister(READ_ONLY) + one copy)\n"
+    "                  | device (kernels read/write through ufile queues, no-CPU and proxy\n"
+    "                  paths; --compare adds the host baselines) | device-chase (dependent\n"
+    "                  offsets: device-driven vs host-driven walk)\n"
     "  -I OP           read | write | randread | randwrite (default read)\n"
     "  -T SECONDS      duration of each run (default 5)\n"
     "  -n PASSES       instead of -T: passes over the file (random: as many I/Os)\n"
@@ -39,9 +42,10 @@ const char kUsage[] =
     "  --lib PATH      a libcufile.so to dlopen for the cuFile rows instead of the linked-in\n"
     "                  ufile (-x nvidia: default /usr/local/cuda/lib64/libcufile.so.0)\n"
     "  --verify-bytes SIZE  with --compare -V: bytes checked after each row (default 1G)\n"
-    "  --json-file PATH     also append each row as JSON to PATH\n";
+    "  --json-file PATH     also append each row as JSON to PATH\n"
+    "  --devio K=V,...      device/device-chase knobs (docs/BENCHMARKS.md)\n";
 
-enum LongOnly { kCold = 1000, kODirect, kCompare, kLib, kVerifyBytes, kJsonFile };
+enum LongOnly { kCold = 1000, kODirect, kCompare, kLib, kVerifyBytes, kJsonFile, kDevio };
 
 const option kLong[] = {
     {"cold", no_argument, nullptr, kCold},
@@ -50,6 +54,7 @@ const option kLong[] = {
     {"lib", required_argument, nullptr, kLib},
     {"verify-bytes", required_argument, nullptr, kVerifyBytes},
     {"json-file", required_argument, nullptr, kJsonFile},
+    {"devio", required_argument, nullptr, kDevio},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -138,6 +143,9 @@ int ApplyOption(int c, const char *arg, Options *o) {
       return 0;
     case kJsonFile:
       o->json_file = arg;
+      return 0;
+    case kDevio:
+      o->devio = arg;
       return 0;
     case 'd':
       if (!ParseLong(arg, -1, 1023, &v)) return Fail("bad GPU index", arg);
@@ -236,7 +244,8 @@ std::string SizeText(uint64_t b) {
 
 namespace {
 const char *const kXferNames[] = {"ufile",  "cpu",   "naive", "pinned-copy", "raw",
-                                  "nvidia", "batch", "async", "pipeline", "mmap"};
+                                  "nvidia", "batch", "async", "pipeline", "mmap",
+                                  "device", "device-chase"};
 const char *const kOpNames[] = {"read", "write", "randread", "randwrite"};
 }  // namespace
 

@@ -10,7 +10,10 @@
 
 namespace bench {
 
-enum class Xfer { kUfile, kCpu, kNaive, kPinnedCopy, kRaw, kNvidia, kBatch, kAsync, kPipeline, kMmap };
+enum class Xfer {
+  kUfile, kCpu, kNaive, kPinnedCopy, kRaw, kNvidia, kBatch, kAsync, kPipeline, kMmap,
+  kDevice, kDeviceChase,  // xfer_device.h
+};
 enum class Op { kRead, kWrite, kRandRead, kRandWrite };
 
 struct Options {
@@ -35,6 +38,7 @@ struct Options {
   std::string lib;                                // --lib: a libcufile.so to dlopen for -x nvidia
   uint64_t verify_bytes = 1ull << 30;             // --verify-bytes: cap of compare's check pass
   bool quiet = false;                             // -q: no progress line
+  std::string devio;                              // --devio: device rows' knobs (xfer_device.h)
 
   bool is_write() const { return op == Op::kWrite || op == Op::kRandWrite; }
   bool is_random() const { return op == Op::kRandRead || op == Op::kRandWrite; }

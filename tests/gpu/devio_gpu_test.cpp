@@ -1,0 +1,314 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device-initiated I/O on the GPU (label gpu), on both paths: kernels read
+// and write registered handles byte-exactly (1 B .. 64 MiB, unaligned file
+// offsets and device addresses, thread/warp/block groups, synchronous and
+// asynchronous, warp batches), many blocks on many queues at once; errors
+// arrive as per-request results (bad file index, read-only file, end of
+// file, injected EIO); the bounded wait fires; destroy is refused while a
+// kernel holds a slot.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "cpu/devio_fixture.h"
+#include "support/faulty_sys_ops.h"
+#include "sys/sys_ops.h"
+
+#ifdef UFILE_HAVE_TEST_KERNELS
+#include "gpu_kernels/devio_kernels.h"
+#endif
+
+namespace ufile::test {
+namespace {
+
+#ifndef UFILE_HAVE_TEST_KERNELS
+TEST(DevioGpu, NeedsKernels) { GTEST_SKIP() << "built without nvcc: no device-I/O kernels"; }
+#else
+
+namespace dk = devio_kernels;
+using dk::Group;
+using dk::Op;
+
+const char *GroupName(Group g) {
+  return g == Group::kThread ? "thread" : g == Group::kWarp ? "warp" : "block";
+}
+
+// Device buffers for a list of ops, freed at the end of the scope.
+class DeviceBuffers {
+ public:
+  ~DeviceBuffers() {
+    for (void *p : ptrs_) dk::DeviceFree(p);
+  }
+  // size bytes (+ slack), filled with 0xEE, or with data when given.
+  char *Get(size_t size, const std::vector<uint8_t> *data = nullptr) {
+    void *p = dk::DeviceAlloc(size + 64);
+    EXPECT_NE(p, nullptr);
+    if (!p) return nullptr;
+    ptrs_.push_back(p);
+    EXPECT_TRUE(dk::DeviceFill(p, 0xEE, size + 64));
+    if (data) {
+      EXPECT_TRUE(dk::CopyToDevice(p, data->data(), data->size()));
+    }
+    return static_cast<char *>(p);
+  }
+
+ private:
+  std::vector<void *> ptrs_;
+};
+
+std::vector<uint8_t> Download(const char *p, size_t n) {
+  std::vector<uint8_t> out(n);
+  EXPECT_TRUE(dk::CopyFromDevice(out.data(), p, n));
+  return out;
+}
+
+class DevioGpu : public ::testing::TestWithParam<uint32_t> {
+ protected:
+  void SetUp() override {
+    std::string why;
+    if (GetParam() == UFILE_DEVIO_PATH_NOCPU && !NoCpuAvailable(&why))
+      GTEST_SKIP() << "no-CPU path unavailable here: " << why;
+  }
+  ufile_devio_params_t Params() {
+    ufile_devio_params_t p;
+    ufile_devio_params_init(&p);
+    p.path = GetParam();
+    p.num_queues = 4;
+    p.queue_depth = 16;
+    p.staging_bytes = 1 << 20;
+    p.timeout_us = 20 * 1000 * 1000;
+    p.sq_threads = 2;
+    return p;
+  }
+  void Make(std::vector<CUfileHandle_t> hs, const ufile_devio_params_t &p) {
+    ASSERT_EQ(q_.Create(hs.data(), static_cast<unsigned>(hs.size()), &p), 0);
+    ASSERT_EQ(q_.path(), static_cast<int>(GetParam()));
+    v_ = q_.view();
+  }
+  void Run(bool async, Group g, const std::vector<Op> &ops, std::vector<int64_t> *res) {
+    std::string err;
+    const int r = async ? dk::RunAsync(v_, g, ops, res, &err) : dk::RunSync(v_, g, ops, res, &err);
+    ASSERT_EQ(r, 0) << err;
+  }
+  TempDir dir_;
+  DeviceQueues q_;
+  ufile_devio_view_t v_{};
+};
+
+TEST_P(DevioGpu, ReadsAreByteExactFrom1ByteTo64MiB) {
+  RegisteredFile f(dir_.File("r"), (80u << 20) + 333, 71);
+  Make({f.handle()}, Params());
+  const uint64_t sizes[] = {1, 3, 4095, 4096, 4097, 65537, (1 << 20) + 5, 16u << 20, 64u << 20};
+  const int64_t offs[] = {0, 1, 4096 + 7};
+  for (Group g : {Group::kBlock, Group::kWarp, Group::kThread}) {
+    DeviceBuffers bufs;
+    std::vector<Op> ops;
+    std::vector<char *> dsts;
+    for (uint64_t size : sizes) {
+      if (g == Group::kThread && size > (16u << 20)) continue;  // one thread copying: slow
+      for (int64_t off : offs) {
+        char *d = bufs.Get(size);
+        const unsigned shift = static_cast<unsigned>(off % 5);  // unaligned device addresses too
+        Op op;
+        op.queue = static_cast<uint32_t>(ops.size() % 4);
+        op.dev_ptr = reinterpret_cast<uint64_t>(d + shift);
+        op.size = size;
+        op.off = off;
+        ops.push_back(op);
+        dsts.push_back(d);
+      }
+    }
+    std::vector<int64_t> res;
+    Run(false, g, ops, &res);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const uint64_t want = std::min<uint64_t>(ops[i].size, f.data().size() - ops[i].off);
+      ASSERT_EQ(res[i], static_cast<int64_t>(want)) << GroupName(g) << " op " << i;
+      const unsigned shift = static_cast<unsigned>(ops[i].dev_ptr - reinterpret_cast<uint64_t>(dsts[i]));
+      std::vector<uint8_t> got = Download(dsts[i], want + shift + 1);
+      ASSERT_EQ(0, memcmp(got.data() + shift, f.data().data() + ops[i].off, want))
+          << GroupName(g) << " " << ops[i].size << "@" << ops[i].off;
+      ASSERT_EQ(got[want + shift], 0xEE) << "wrote past the end";
+    }
+  }
+  const ufile_devio_stats_t s = q_.stats();
+  EXPECT_EQ(s.submitted, s.reaped);
+  EXPECT_EQ(s.timeouts, 0u);
+}
+
+TEST_P(DevioGpu, WritesAreByteExact) {
+  RegisteredFile f(dir_.File("w"), 1 << 20, 72);
+  Make({f.handle()}, Params());
+  std::vector<uint8_t> expect = f.data();
+  uint64_t seed = 500;
+  int64_t next = 3;
+  for (Group g : {Group::kBlock, Group::kWarp, Group::kThread}) {
+    DeviceBuffers bufs;
+    std::vector<Op> ops;
+    for (uint64_t size : {uint64_t{1}, uint64_t{4096}, uint64_t{70001}, uint64_t{3u << 20}}) {
+      std::vector<uint8_t> src = RandomBytes(size, ++seed);
+      Op op;
+      op.queue = static_cast<uint32_t>(ops.size() % 4);
+      op.write = 1;
+      op.dev_ptr = reinterpret_cast<uint64_t>(bufs.Get(size, &src));
+      op.size = size;
+      op.off = next;
+      if (expect.size() < next + size) expect.resize(next + size);
+      memcpy(expect.data() + next, src.data(), size);
+      next += static_cast<int64_t>(size) + 4099;
+      ops.push_back(op);
+    }
+    std::vector<int64_t> res;
+    Run(false, g, ops, &res);
+    for (size_t i = 0; i < ops.size(); ++i)
+      EXPECT_EQ(res[i], static_cast<int64_t>(ops[i].size)) << GroupName(g) << " op " << i;
+  }
+  std::vector<uint8_t> got = ReadWholeFile(f.path());
+  ASSERT_EQ(got.size(), expect.size());
+  // Gaps between the writes past the old end read as zeros (resize's zeros).
+  EXPECT_TRUE(got == expect) << "file differs from what the kernels wrote";
+}
+
+TEST_P(DevioGpu, ManyBlocksOnManyQueuesAndAsyncTickets) {
+  RegisteredFile f(dir_.File("m"), 64u << 20, 73);
+  ufile_devio_params_t p = Params();
+  p.num_queues = 8;
+  p.staging_bytes = 256 * 1024;
+  Make({f.handle()}, p);
+  std::mt19937_64 rng(5);
+  for (auto [async, g, n, max] : {std::tuple{false, Group::kBlock, 512, 1u << 20},
+                                  std::tuple{true, Group::kBlock, 256, 256u * 1024},
+                                  std::tuple{true, Group::kThread, 4096, 4096u},
+                                  std::tuple{true, Group::kWarp, 4096, 16384u}}) {
+    DeviceBuffers bufs;
+    std::vector<Op> ops;
+    std::vector<char *> dsts;
+    for (int i = 0; i < n; ++i) {
+      Op op;
+      op.size = 1 + rng() % max;
+      op.off = static_cast<int64_t>(rng() % (f.data().size() - op.size));
+      op.queue = g == Group::kWarp ? (i / 32) % 8 : i % 8;
+      char *d = bufs.Get(op.size);
+      op.dev_ptr = reinterpret_cast<uint64_t>(d);
+      ops.push_back(op);
+      dsts.push_back(d);
+    }
+    std::vector<int64_t> res;
+    Run(async, g, ops, &res);
+    for (int i = 0; i < n; ++i) {
+      ASSERT_EQ(res[i], static_cast<int64_t>(ops[i].size)) << GroupName(g) << " async " << async
+                                                            << " op " << i;
+      ASSERT_EQ(0, memcmp(Download(dsts[i], ops[i].size).data(), f.data().data() + ops[i].off,
+                          ops[i].size))
+          << GroupName(g) << " async " << async << " op " << i;
+    }
+  }
+  const ufile_devio_stats_t s = q_.stats();
+  EXPECT_EQ(s.submitted, s.reaped) << "a completion was lost or consumed twice";
+  EXPECT_EQ(s.stale, 0u);
+}
+
+TEST_P(DevioGpu, ErrorsArriveAsPerRequestResults) {
+  RegisteredFile f(dir_.File("e"), 1 << 20, 74);
+  RegisteredFile ro(dir_.File("ro"), 65536, 75, O_RDONLY);
+  Make({f.handle(), ro.handle()}, Params());
+  FaultySysOps faulty;  // the proxy path's reads and writes go through the seam
+  FaultySysOps::Fault fault;
+  fault.at = 300000;
+  faulty.Arm(fault);
+  ScopedSysOps scope(&faulty);
+  DeviceBuffers bufs;
+  char *d = bufs.Get(1 << 20);
+  auto op = [&](uint32_t file, uint32_t write, uint64_t size, int64_t off) {
+    Op o;
+    o.file = file;
+    o.write = write;
+    o.size = size;
+    o.off = off;
+    o.dev_ptr = reinterpret_cast<uint64_t>(d);
+    return o;
+  };
+  const bool proxy = GetParam() == UFILE_DEVIO_PATH_PROXY;
+  std::vector<Op> ops = {op(7, 0, 4096, 0),              // no such file index
+                         op(1, 1, 4096, 0),              // read-only file
+                         op(0, 0, 4096, -5),             // negative offset
+                         op(0, 0, 8192, (1 << 20) - 100),  // crosses the end
+                         op(0, 0, 4096, 5 << 20),        // past the end
+                         op(0, 0, 4096, 300000 - 10)};   // injected EIO (proxy)
+  const int64_t expect[] = {-UFILE_DEVIO_EBADF, -UFILE_DEVIO_EBADF, -UFILE_DEVIO_EINVAL, 100, 0,
+                            proxy ? -EIO : 4096};
+  for (Group g : {Group::kThread, Group::kBlock}) {
+    std::vector<int64_t> res;
+    Run(false, g, ops, &res);
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (i == 5 && g == Group::kBlock) continue;  // the fault fired once
+      EXPECT_EQ(res[i], expect[i]) << GroupName(g) << " op " << i;
+    }
+  }
+}
+
+// Reads that take 400 ms (the proxy's server stalls).
+class SlowReads : public SysOps {
+ public:
+  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(400));
+    return SysOps::Pread(fd, buf, len, off);
+  }
+};
+
+TEST_P(DevioGpu, BoundedWaitFires) {
+  RegisteredFile f(dir_.File("b"), 1 << 20, 76);
+  ufile_devio_params_t p = Params();
+  p.sq_idle_ms = 1;
+  p.wake_poll_us = 2000 * 1000;  // no-CPU: the helper wakes a sleeping poller only every 2 s
+  p.destroy_wait_ms = 5000;
+  Make({f.handle()}, p);
+  SlowReads slow;
+  ScopedSysOps scope(&slow);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the pollers fall asleep
+  DeviceBuffers bufs;
+  Op op;
+  op.size = 4096;
+  op.dev_ptr = reinterpret_cast<uint64_t>(bufs.Get(4096));
+  op.timeout_ns = 20 * 1000 * 1000;
+  std::vector<int64_t> res;
+  Run(false, Group::kWarp, {op}, &res);
+  EXPECT_EQ(res[0], -UFILE_DEVIO_ETIMEDOUT);
+  EXPECT_EQ(q_.stats().timeouts, 1u);
+  EXPECT_EQ(q_.Destroy(), 0) << "destroy waits for the abandoned request, then frees";
+}
+
+TEST_P(DevioGpu, DestroyIsRefusedWhileAKernelHoldsASlot) {
+  RegisteredFile f(dir_.File("h"), 1 << 20, 77);
+  ufile_devio_params_t p = Params();
+  p.destroy_wait_ms = 100;
+  Make({f.handle()}, p);
+  DeviceBuffers bufs;
+  char *d = bufs.Get(4096);
+  Op op;
+  op.size = 4096;
+  op.off = 8192;
+  op.dev_ptr = reinterpret_cast<uint64_t>(d);
+  dk::HeldRequest held;
+  std::string err;
+  ASSERT_EQ(held.Start(v_, op, &err), 0) << err;
+  for (int i = 0; i < 2000 && q_.stats().submitted == 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(q_.stats().submitted, 1u);
+  EXPECT_EQ(q_.Destroy(), -EBUSY);
+  int64_t r = 0;
+  ASSERT_EQ(held.Finish(&r, &err), 0) << err;
+  EXPECT_EQ(r, 4096) << "a request in flight completes after a refused destroy";
+  EXPECT_EQ(0, memcmp(Download(d, 4096).data(), f.data().data() + 8192, 4096));
+  EXPECT_EQ(q_.Destroy(), 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Paths, DevioGpu,
+                         ::testing::Values(UFILE_DEVIO_PATH_NOCPU, UFILE_DEVIO_PATH_PROXY),
+                         PathParamName);
+#endif
+
+}  // namespace
+}  // namespace ufile::test

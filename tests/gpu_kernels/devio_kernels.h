@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: Apache-2.0
+// Kernels for tests/gpu/devio_gpu_test.cpp, built with nvcc (static cudart)
+// and called from host test code: each runs a list of device-initiated
+// requests (ufile/device.cuh) and returns their per-request results.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ufile/device_types.h"
+
+namespace ufile::test::devio_kernels {
+
+enum class Group { kThread, kWarp, kBlock };
+
+struct Op {
+  uint32_t queue = 0;
+  uint32_t file = 0;
+  uint32_t write = 0;
+  uint32_t pad = 0;
+  uint64_t dev_ptr = 0;  // device memory
+  uint64_t size = 0;
+  int64_t off = 0;
+  uint64_t timeout_ns = 0;
+};
+
+// Op i by group i (thread, warp or block i), synchronously. 0, or -1 with *err.
+int RunSync(const ufile_devio_view_t &v, Group g, const std::vector<Op> &ops,
+            std::vector<int64_t> *results, std::string *err);
+// Asynchronously: kThread: each thread submit (waiting for a slot) + wait;
+// kWarp: lane i of warp w does op 32w + i through warp_submit_* and
+// warp_wait_each (one doorbell per warp). kBlock: block submit + wait.
+int RunAsync(const ufile_devio_view_t &v, Group g, const std::vector<Op> &ops,
+             std::vector<int64_t> *results, std::string *err);
+
+// A kernel that submits op, then spins until the host sets the flag, then
+// waits: Start() launches it and returns; Finish() sets the flag, waits for
+// the kernel and gives its result.
+class HeldRequest {
+ public:
+  HeldRequest() = default;
+  ~HeldRequest();
+  int Start(const ufile_devio_view_t &v, const Op &op, std::string *err);
+  int Finish(int64_t *result, std::string *err);
+
+ private:
+  volatile uint32_t *flag_ = nullptr;  // host-mapped
+  int64_t *result_ = nullptr;          // device
+  void *stream_ = nullptr;
+  bool running_ = false;
+};
+
+// Device memory helpers (cudart), so tests need no CUDA headers.
+void *DeviceAlloc(size_t n);
+void DeviceFree(void *p);
+bool CopyToDevice(void *dst, const void *src, size_t n);
+bool CopyFromDevice(void *dst, const void *src, size_t n);
+bool DeviceFill(void *dst, int byte, size_t n);
+
+}  // namespace ufile::test::devio_kernels

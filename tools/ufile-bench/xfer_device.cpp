@@ -1,0 +1,429 @@
+// SPDX-License-Identifier: Apache-2.0
+// -x device and -x device-chase (xfer_device.h).
+#include "xfer_device.h"
+
+#include <cufile.h>
+#include <fcntl.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <barrier>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
+
+#include "compare.h"
+#include "measure.h"
+#include "testfile.h"
+#include "ufile/device.h"
+#include "xfer_device_kernels.h"
+
+namespace bench {
+namespace {
+
+struct DevSpec {
+  uint32_t queues = 8;
+  uint32_t depth = 0;    // 0: enough for every group's requests in flight
+  uint64_t staging = 0;  // 0: the I/O size, at most 1 MiB (block mode)
+  uint32_t groups = 0;   // blocks; 0: 2 a queue
+  uint32_t threads = 0;  // per block; 0: 256 (block mode), 128 (warp mode)
+  int mode = -1;         // -1: warp for <= 64 KiB random reads/writes, else block
+  uint32_t options = UFILE_DEVIO_OPT_DEFAULT;
+  uint32_t sq_threads = 0;
+  int sq_cpu = -1;
+  uint32_t idle_ms = 1000;
+  uint32_t poll_ns = 0;
+  uint32_t proxy_threads = 0;
+  bool nocpu = true, proxy = true;
+  std::vector<uint32_t> walkers = {1, 64};
+  uint32_t steps = 2000;
+};
+
+bool ParseU32(const std::string &s, uint32_t *out) {
+  char *end = nullptr;
+  const unsigned long v = std::strtoul(s.c_str(), &end, 10);
+  if (s.empty() || *end || v > UINT32_MAX) return false;
+  *out = static_cast<uint32_t>(v);
+  return true;
+}
+
+bool ParseOpts(const std::string &s, uint32_t *out) {
+  static const std::map<std::string, uint32_t> kNames = {
+      {"templates", UFILE_DEVIO_OPT_TEMPLATES}, {"fixed", UFILE_DEVIO_OPT_FIXED_BUFFERS},
+      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  {"locked", UFILE_DEVIO_OPT_CQ_LOCKED_POLL},
+      {"none", 0}};
+  *out = 0;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t plus = s.find('+', pos);
+    const std::string name = s.substr(pos, plus == std::string::npos ? std::string::npos : plus - pos);
+    auto it = kNames.find(name);
+    if (it == kNames.end()) return false;
+    *out |= it->second;
+    if (plus == std::string::npos) break;
+    pos = plus + 1;
+  }
+  return true;
+}
+
+bool ParseList(const std::string &s, std::vector<uint32_t> *out) {
+  out->clear();
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    const size_t plus = s.find('+', pos);
+    uint32_t v = 0;
+    if (!ParseU32(s.substr(pos, plus == std::string::npos ? std::string::npos : plus - pos), &v) ||
+        v == 0)
+      return false;
+    out->push_back(v);
+    if (plus == std::string::npos) break;
+    pos = plus + 1;
+  }
+  return !out->empty();
+}
+
+bool ApplyKey(const std::string &k, const std::string &v, DevSpec *d) {
+  uint64_t size = 0;
+  if (k == "queues") return ParseU32(v, &d->queues) && d->queues > 0;
+  if (k == "depth") return ParseU32(v, &d->depth);
+  if (k == "staging") return ParseSize(v, &size) && (d->staging = size, true);
+  if (k == "groups") return ParseU32(v, &d->groups);
+  if (k == "threads") return ParseU32(v, &d->threads) && d->threads % 32 == 0;
+  if (k == "mode") return (v == "block" || v == "warp") && (d->mode = v == "warp", true);
+  if (k == "opts") return ParseOpts(v, &d->options);
+  if (k == "sqthreads") return ParseU32(v, &d->sq_threads);
+  if (k == "sqcpu") return (d->sq_cpu = std::atoi(v.c_str()), true);
+  if (k == "idle") return ParseU32(v, &d->idle_ms);
+  if (k == "poll") return ParseU32(v, &d->poll_ns);
+  if (k == "proxythreads") return ParseU32(v, &d->proxy_threads);
+  if (k == "walkers") return ParseList(v, &d->walkers);
+  if (k == "steps") return ParseU32(v, &d->steps) && d->steps > 0;
+  if (k == "paths") {
+    d->nocpu = v == "both" || v == "nocpu";
+    d->proxy = v == "both" || v == "proxy";
+    return d->nocpu || d->proxy;
+  }
+  return false;
+}
+
+bool ParseDevSpec(const std::string &text, DevSpec *d, std::string *bad) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t comma = text.find(',', pos);
+    if (comma == std::string::npos) comma = text.size();
+    const std::string kv = text.substr(pos, comma - pos);
+    const size_t eq = kv.find('=');
+    if (eq == std::string::npos || !ApplyKey(kv.substr(0, eq), kv.substr(eq + 1), d)) {
+      *bad = kv;
+      return false;
+    }
+    pos = comma + 1;
+  }
+  return true;
+}
+
+double CpuSeconds() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) +
+         static_cast<double>(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
+}
+
+// The bench file opened and registered with ufile.
+class DevFile {
+ public:
+  ~DevFile() {
+    if (fh_) cuFileHandleDeregister(fh_);
+    if (fd_ >= 0) close(fd_);
+  }
+  Status Open(const std::string &path, bool direct) {
+    fd_ = open(path.c_str(), O_RDWR | O_CLOEXEC | (direct ? O_DIRECT : 0));
+    if (fd_ < 0) return ErrnoFail(path.c_str(), errno);
+    CUfileDescr_t d{};
+    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+    d.handle.fd = fd_;
+    const CUfileError_t e = cuFileHandleRegister(&fh_, &d);
+    if (e.err != CU_FILE_SUCCESS) return Fail("cuFileHandleRegister: error %d", e.err);
+    return {};
+  }
+  CUfileHandle_t handle() const { return fh_; }
+
+ private:
+  int fd_ = -1;
+  CUfileHandle_t fh_ = nullptr;
+};
+
+uint32_t Pow2AtLeast(uint64_t v) {
+  uint32_t p = 1;
+  while (p < v && p < 4096) p <<= 1;
+  return p;
+}
+
+// The loop and set shapes a row uses.
+struct Shape {
+  devk::LoopArgs args;
+  ufile_devio_params_t params{};
+};
+
+Shape ShapeFor(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path, bool qd1) {
+  Shape s;
+  devk::LoopArgs &a = s.args;
+  const bool small = io <= 64 * 1024;
+  a.mode = (!qd1 && (d.mode == 1 || (d.mode < 0 && small && opt.is_random())))
+               ? devk::Mode::kWarp
+               : devk::Mode::kBlock;
+  a.write = opt.is_write();
+  a.random = opt.is_random();
+  a.verify = opt.verify;
+  a.io_size = io;
+  a.span = opt.file_size / io * io;
+  const bool warp = a.mode == devk::Mode::kWarp;
+  a.threads = d.threads ? d.threads : (warp ? 128 : 256);
+  a.groups = qd1 ? 1 : (d.groups ? d.groups : 2 * d.queues);
+  a.lat_samples = (!warp && small) ? 200000 / a.groups + 1 : 0;
+  ufile_devio_params_t &p = s.params;
+  ufile_devio_params_init(&p);
+  p.path = path;
+  p.num_queues = qd1 ? 1 : d.queues;
+  p.staging_bytes = d.staging ? d.staging : (warp ? io : std::min<uint64_t>(io, 1 << 20));
+  const uint64_t per_queue = (a.groups + p.num_queues - 1) / p.num_queues;
+  const uint64_t inflight = warp ? per_queue * (a.threads) : per_queue * 8;
+  p.queue_depth = d.depth ? d.depth : Pow2AtLeast(std::max<uint64_t>(inflight, 2));
+  p.options = d.options;
+  p.sq_threads = d.sq_threads;
+  p.sq_cpu = d.sq_cpu;
+  p.sq_idle_ms = d.idle_ms;
+  p.poll_ns = d.poll_ns;
+  p.proxy_threads = d.proxy_threads;
+  p.timeout_us = 30ull * 1000 * 1000;
+  return s;
+}
+
+std::string OptionText(uint32_t o) {
+  std::string t;
+  if (o & UFILE_DEVIO_OPT_TEMPLATES) t += "+templates";
+  if (o & UFILE_DEVIO_OPT_FIXED_BUFFERS) t += "+fixed";
+  if (o & UFILE_DEVIO_OPT_NARROW_COPY) t += "+narrow";
+  if (o & UFILE_DEVIO_OPT_CQ_LOCKED_POLL) t += "+locked";
+  return t.empty() ? "none" : t.substr(1);
+}
+
+std::string Setting(const Shape &s, double cores, const ufile_devio_stats_t &st) {
+  char buf[256];
+  const ufile_devio_params_t &p = s.params;
+  std::snprintf(buf, sizeof buf, "cores %.2f; %s %ux%u, q%u d%u s%s, %s%s, sq-threads %u%s",
+                cores, s.args.mode == devk::Mode::kWarp ? "warps" : "blocks", s.args.groups,
+                s.args.threads, p.num_queues, p.queue_depth, SizeText(p.staging_bytes).c_str(),
+                OptionText(p.options).c_str(),
+                st.wakeups ? (", " + std::to_string(st.wakeups) + " wakeups").c_str() : "",
+                p.sq_threads ? p.sq_threads : p.num_queues,
+                st.timeouts ? (", " + std::to_string(st.timeouts) + " timeouts").c_str() : "");
+  return buf;
+}
+
+// One device row: set up, warm up, the timed runs.
+RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path, bool qd1) {
+  RowResult row;
+  row.spec = BaseSpec(opt, io);
+  row.spec.threads = 1;
+  row.type = std::string(qd1 ? "qd1-" : "dev-") + ufile_devio_path_name(static_cast<int>(path));
+  row.cache = opt.cold ? "cold" : "hot";
+  Shape s = ShapeFor(opt, d, io, path, qd1);
+  DevFile file;
+  Status st = file.Open(opt.file, opt.odirect);
+  if (!st.ok()) return row.error = st.error, row;
+  CUfileHandle_t h = file.handle();
+  ufile::DeviceQueues q;
+  const int rc = q.Create(&h, 1, &s.params);
+  if (rc < 0) return row.error = "ufile_devio_create: " + std::string(strerror(-rc)), row;
+  if (q.path() != static_cast<int>(path)) {
+    char why[256] = {};
+    ufile_devio_probe(why, sizeof why);
+    return row.error = std::string("no-CPU path unavailable: ") + why, row;
+  }
+  const ufile_devio_view_t v = q.view();
+  std::string err;
+  devk::LoopArgs warm = s.args;
+  warm.total_ios = s.args.groups * 4ull;
+  warm.lat_samples = 0;
+  warm.verify = 0;
+  devk::LoopResult wr;
+  if (devk::RunLoop(v, warm, &wr, &err) != 0) return row.error = err, row;
+  std::vector<Sample> samples;
+  std::vector<double> cores;
+  bool mismatch = false;
+  for (int r = 0; r < opt.effective_repeats(); ++r) {
+    if (opt.cold) {
+      std::string how;
+      Status dc = DropCache(opt.file, &how);
+      if (!dc.ok()) return row.error = dc.error, row;
+      row.cache = "cold (" + how + ")";
+    }
+    devk::LoopArgs a = s.args;
+    a.seconds_ns = static_cast<uint64_t>(opt.seconds * 1e9);
+    devk::LoopResult lr;
+    const double c0 = CpuSeconds();
+    if (devk::RunLoop(v, a, &lr, &err) != 0) return row.error = err, row;
+    Sample smp;
+    smp.cpu_seconds = CpuSeconds() - c0;
+    smp.seconds = lr.seconds;
+    smp.bytes = lr.bytes;
+    smp.ios = lr.ios;
+    smp.lat_ns = std::move(lr.lat_ns);
+    samples.push_back(std::move(smp));
+    cores.push_back(lr.seconds > 0 ? samples.back().cpu_seconds / lr.seconds : NAN);
+    mismatch |= lr.mismatches > 0;
+    if (lr.errors)
+      return row.error = std::to_string(lr.errors) + " requests failed, first: " +
+                         std::to_string(lr.first_error),
+             row;
+  }
+  Summarize(samples, &row);
+  std::sort(cores.begin(), cores.end());
+  row.verified = !opt.verify ? Verified::kNotAsked : mismatch ? Verified::kFailed : Verified::kOk;
+  row.setting = Setting(s, cores[cores.size() / 2], q.stats());
+  return row;
+}
+
+MeasurePlan PlanOf(const Options &opt) {
+  MeasurePlan mp;
+  mp.repeats = opt.effective_repeats();
+  mp.seconds = opt.seconds;
+  mp.cold = opt.cold;
+  mp.verify = opt.verify ? VerifyMode::kPass : VerifyMode::kNone;
+  mp.verify_bytes = opt.verify_bytes;
+  return mp;
+}
+
+RowResult Baseline(const Options &opt, const Gpu &gpu, uint64_t io, Xfer x, int threads) {
+  RowSpec s = BaseSpec(opt, io);
+  s.xfer = x;
+  s.threads = threads;
+  MeasurePlan mp = PlanOf(opt);
+  if (x == Xfer::kPinnedCopy) {
+    mp.cold = false;
+    if (!s.random()) {
+      s.threads = 1;
+      s.io_size = std::min<uint64_t>(s.file_size, 1ull << 30);
+    }
+  }
+  RowResult r = MeasureRow(s, gpu, mp);
+  if (!std::isnan(r.gbps) && !std::isnan(r.cpu_s_per_gb))
+    r.setting = "cores " + std::to_string(r.cpu_s_per_gb * r.gbps).substr(0, 4) + "; " + r.setting;
+  return r;
+}
+
+void Ratio(const RowResult *base, RowResult *r) {
+  if (!base || std::isnan(base->gbps) || std::isnan(r->gbps) || base->gbps <= 0) return;
+  r->ratio = r->gbps / base->gbps;
+  r->ceiling = base->type;
+}
+
+void Verdict(const ReportContext &ctx, const char *what, double value, double target, bool higher,
+             const char *unit) {
+  if (ctx.json || std::isnan(value)) return;
+  const bool met = higher ? value >= target : value <= target;
+  std::printf("target %s %s %.3g %s: %.3g (%s)\n", what, higher ? ">=" : "<=", target, unit, value,
+              met ? "met" : "not met");
+}
+
+int DeviceTable(const Options &opt, const Gpu &gpu, const ReportContext &ctx, const DevSpec &d,
+                uint64_t io) {
+  const RowSpec spec = BaseSpec(opt, io);
+  PrintTableHeader(ctx, spec, opt.effective_repeats(), opt.cold ? "cold" : "hot",
+                   "ufile-bench -x device");
+  const RowResult *ceiling = nullptr;
+  std::vector<RowResult> base;
+  base.reserve(4);
+  if (opt.compare) {
+    if (!opt.is_write() && !opt.cold)
+      base.push_back(Baseline(opt, gpu, io, Xfer::kPinnedCopy, opt.threads));
+    if (opt.cold || (opt.odirect && !opt.is_write()))
+      base.push_back(Baseline(opt, gpu, io, Xfer::kRaw, std::max(opt.threads, 16)));
+    base.push_back(Baseline(opt, gpu, io, Xfer::kUfile, opt.threads));
+    ceiling = opt.is_write() ? &base.back() : &base.front();
+    for (RowResult &r : base) {
+      Ratio(ceiling, &r);
+      PrintRow(ctx, r);
+    }
+  }
+  int rc = 0;
+  double best_gbps = NAN, best_iops = NAN;
+  for (uint32_t path : {UFILE_DEVIO_PATH_NOCPU, UFILE_DEVIO_PATH_PROXY}) {
+    if ((path == UFILE_DEVIO_PATH_NOCPU && !d.nocpu) || (path == UFILE_DEVIO_PATH_PROXY && !d.proxy))
+      continue;
+    RowResult r = DeviceRow(opt, d, io, path, false);
+    Ratio(ceiling, &r);
+    PrintRow(ctx, r);
+    if (!r.error.empty() || r.verified == Verified::kFailed) rc = 1;
+    if (path == UFILE_DEVIO_PATH_NOCPU || std::isnan(best_gbps)) {
+      best_gbps = r.gbps;
+      best_iops = r.iops;
+    }
+  }
+  if (!opt.is_write() && io <= 64 * 1024) {
+    RowResult host_qd1;
+    const RowResult *qd1_base = nullptr;
+    if (opt.compare) {
+      host_qd1 = Baseline(opt, gpu, io, Xfer::kUfile, 1);
+      host_qd1.type = "qd1-ufile";
+      PrintRow(ctx, host_qd1);
+      qd1_base = &host_qd1;
+    }
+    for (uint32_t path : {UFILE_DEVIO_PATH_NOCPU, UFILE_DEVIO_PATH_PROXY}) {
+      if ((path == UFILE_DEVIO_PATH_NOCPU && !d.nocpu) ||
+          (path == UFILE_DEVIO_PATH_PROXY && !d.proxy))
+        continue;
+      RowResult r = DeviceRow(opt, d, io, path, true);
+      Ratio(qd1_base, &r);
+      PrintRow(ctx, r);
+      if (path == UFILE_DEVIO_PATH_NOCPU && io == 4096)
+        Verdict(ctx, "QD1 4 KiB p50 (no-CPU)", r.p50_us, 5, false, "us");
+    }
+  }
+  if (opt.compare && io == 4096 && opt.is_random() && !opt.is_write())
+    Verdict(ctx, "4 KiB random reads/s (no-CPU)", best_iops, 2e6, true, "/s");
+  if (opt.compare && !opt.is_write() && !opt.cold && io >= (1u << 20))
+    Verdict(ctx, "sequential GB/s (no-CPU)", best_gbps, 45, true, "GB/s");
+  if (opt.compare && ceiling && !std::isnan(ceiling->gbps)) {
+    if (opt.is_write())
+      Verdict(ctx, "writes vs host ufile", best_gbps / ceiling->gbps, 0.85, true, "x");
+    else if (opt.cold)
+      Verdict(ctx, "cold reads vs raw O_DIRECT", best_gbps / ceiling->gbps, 0.95, true, "x");
+  }
+  if (opt.verify && opt.is_write() && !ctx.json) {
+    Status st = ReadBack(opt.file, opt.file_size, 16);
+    std::printf("read back after the device writes: %s\n", st.ok() ? "pattern intact" : st.error.c_str());
+    if (!st.ok()) rc = 1;
+  }
+  return rc;
+}
+
+}  // namespace
+
+int RunDevice(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
+  if (!devk::Built()) {
+    std::printf("device: ufile-bench was built without nvcc; no device-initiated rows\n");
+    return 0;
+  }
+  if (!gpu.present) {
+    std::printf("device: needs a GPU\n");
+    return 0;
+  }
+  DevSpec d;
+  std::string bad;
+  if (!ParseDevSpec(opt.devio, &d, &bad)) {
+    std::fprintf(stderr, "ufile-bench: bad --devio item '%s'\n", bad.c_str());
+    return 2;
+  }
+  int rc = 0;
+  for (uint64_t io : opt.io_sizes) rc |= DeviceTable(opt, gpu, ctx, d, io);
+  return rc;
+}
+
+}  // namespace bench
