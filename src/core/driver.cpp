@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "core/driver.h"
 
+#include <pthread.h>
+
+#include <new>
+
 #include "core/log.h"
 #include "core/params.h"
 #include "core/runtime.h"
@@ -9,8 +13,26 @@
 namespace ufile {
 
 Driver &Driver::Get() {
-  static Driver *driver = new Driver();  // never destroyed: see core/driver.h
+  static Driver *driver = [] {
+    auto *d = new Driver();  // never destroyed: see core/driver.h
+    pthread_atfork(nullptr, nullptr, [] { Get().AbandonInChild(); });
+    return d;
+  }();
   return *driver;
+}
+
+// Runs in the child of a fork, single-threaded. The session is the parent's:
+// its threads do not exist here and its CUDA contexts are unusable, so it is
+// abandoned (leaked), never torn down. A thread that is gone may have held
+// mu_, so the members are rebuilt in place without reading them.
+void Driver::AbandonInChild() {
+  new (&mu_) std::mutex();
+  new (&drained_) std::condition_variable();
+  new (&runtime_) std::shared_ptr<Runtime>();
+  explicit_opens_ = 0;
+  live_.store(nullptr);
+  in_flight_.store(0);
+  closing_.store(false);
 }
 
 Driver::OpGuard::OpGuard(OpGuard &&other) noexcept

@@ -10,6 +10,8 @@
 // drain, then destroys the Runtime explicitly: nothing is released by static
 // destructors. A call after close reopens implicitly; handles and buffers of
 // the earlier session are gone (CU_FILE_HANDLE_NOT_REGISTERED, ...).
+// After fork(), the child starts with no session: the parent's handles and
+// buffers are unknown there and the next call opens a fresh session.
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
@@ -65,6 +67,7 @@ class Driver {
   Driver() = default;
   Status OpenLocked(std::unique_lock<std::mutex> &lock);
   void Leave();
+  void AbandonInChild();
 
   mutable std::mutex mu_;
   std::condition_variable drained_;

@@ -17,6 +17,7 @@
 #include "core/log.h"
 #include "engine/engine.h"
 #include "engine/posix_io.h"
+#include "sys/fork_epoch.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {
@@ -34,6 +35,12 @@ class ThreadRing {
   }
   // The ring, created on first use with depth entries (0 or -errno).
   int Get(unsigned depth, io_uring **out) {
+    if (ok_ && epoch_ != ForkEpoch()) {
+      // Inherited across fork: the rings are mapped shared with the parent.
+      // Exiting drops only this process's mapping and descriptor.
+      Reset();
+      err_ = 0;
+    }
     if (!ok_ && err_ == 0) {
       int r = SysOps::Current().UringQueueInit(depth, &ring_, 0);
       if (r < 0) {
@@ -42,6 +49,7 @@ class ThreadRing {
       } else {
         ok_ = true;
         depth_ = depth;
+        epoch_ = ForkEpoch();
       }
     }
     *out = &ring_;
@@ -53,6 +61,7 @@ class ThreadRing {
   bool ok_ = false;
   int err_ = 0;
   unsigned depth_ = 0;
+  unsigned epoch_ = 0;
 };
 
 thread_local ThreadRing t_ring;
