@@ -191,14 +191,15 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
   if (q0 != queue) t.status = -UFILE_DEVIO_EINVAL;
   if (t.status == 0 && size > v.staging_bytes) t.status = -UFILE_DEVIO_E2BIG;
   const bool wants = t.status == 0 && size > 0;
-  const ufile_devio_queue_t *q = wants ? &v.queues[queue] : nullptr;
+  ufile_devio_queue_t qq{};  // in registers: acquires invalidate L1
+  if (q0 < v.num_queues) qq = v.queues[q0];
   if (wants) {
     uint32_t gen = 0;
-    const int s = devio::TryClaim(v, *q, &gen);
+    const int s = devio::TryClaim(v, qq, &gen);
     if (s < 0) {
       t.status = -UFILE_DEVIO_EAGAIN;
     } else if (const int open = devio::CheckOpen(v)) {
-      devio::Release(*q, static_cast<uint32_t>(s), gen);
+      devio::Release(qq, static_cast<uint32_t>(s), gen);
       t.status = open;
     } else {
       t.slot = static_cast<uint16_t>(s);
@@ -215,7 +216,7 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
           __shfl_sync(0xffffffffu, reinterpret_cast<uintptr_t>(buf), j));
       const uint64_t n = __shfl_sync(0xffffffffu, static_cast<unsigned long long>(size), j);
       const uint32_t slot = __shfl_sync(0xffffffffu, static_cast<uint32_t>(t.slot), j);
-      CoopCopy(devio::Staging(v, v.queues[q0], slot), src, n, lane, 32,
+      CoopCopy(devio::Staging(v, qq, slot), src, n, lane, 32,
                (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
     }
     __syncwarp();
@@ -224,7 +225,6 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
   const unsigned count = __popc(have);
   uint32_t pos = 0;
   const unsigned first = __ffs(have) - 1;
-  const ufile_devio_queue_t &qq = v.queues[q0];
   if (lane == first) pos = devio::FetchAdd32(&qq.ctl->sq_reserve, count);
   pos = __shfl_sync(0xffffffffu, pos, first);
   if (mine) {
@@ -263,9 +263,13 @@ __device__ __forceinline__ int64_t warp_wait_each(const View &v, Ticket &t,
     r = 0;
   } else if (t.status == 0) {
     live = devio::TicketLive(v, t);
-    r = live ? devio::WaitRequest(v, v.queues[t.queue], t.slot, t.gen, t.write, t.file, t.off,
-                                  t.len, devio::Timeout(v, timeout_ns))
-             : -UFILE_DEVIO_EINVAL;
+    if (live) {
+      const ufile_devio_queue_t q = v.queues[t.queue];
+      r = devio::WaitRequest(v, q, t.slot, t.gen, t.write, t.file, t.off, t.len,
+                             devio::Timeout(v, timeout_ns));
+    } else {
+      r = -UFILE_DEVIO_EINVAL;
+    }
   }
   const bool copy = live && r > 0 && !t.write;
   for (unsigned m = __ballot_sync(0xffffffffu, copy); m; m &= m - 1) {

@@ -155,6 +155,14 @@ UFILE_DEVIO_HD void StoreRelaxed64(u64 *p, u64 v) {
 #endif
 }
 
+UFILE_DEVIO_HD void StoreRelaxed32(uint32_t *p, uint32_t v) {
+#ifdef __CUDA_ARCH__
+  asm volatile("st.relaxed.gpu.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
+#else
+  __atomic_store_n(p, v, __ATOMIC_RELAXED);
+#endif
+}
+
 // Compare-and-swap with acquire-release semantics; returns the old value.
 UFILE_DEVIO_HD u64 Cas64(u64 *p, u64 expected, u64 desired) {
 #ifdef __CUDA_ARCH__
@@ -222,11 +230,14 @@ UFILE_DEVIO_HD uint64_t NowNs() {
 #endif
 }
 
+// Between polls: the device sleeps ns (if any); a host thread standing in
+// for the GPU always yields (tests run many on few cores).
 UFILE_DEVIO_HD void Backoff(uint32_t ns) {
 #ifdef __CUDA_ARCH__
   if (ns) __nanosleep(ns);
 #else
-  if (ns) sched_yield();
+  (void)ns;
+  sched_yield();
 #endif
 }
 
@@ -294,7 +305,7 @@ UFILE_DEVIO_HD uint8_t *Staging(const ufile_devio_view_t &v, const ufile_devio_q
 UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                                uint32_t slot, uint32_t gen, bool write, unsigned file, int64_t off,
                                uint64_t len, uint64_t done) {
-  const ufile_devio_file_t &f = v.files[file];
+  const ufile_devio_file_t f = v.files[file];
   SqeArgs a;
   a.off = static_cast<uint64_t>(off) + done;
   a.addr = q.staging_host + static_cast<uint64_t>(slot) * v.staging_bytes + done;
@@ -361,17 +372,20 @@ UFILE_DEVIO_HD void SubmitOne(const ufile_devio_queue_t &q, uint32_t slot, uint3
 
 // ---- Slots. ----
 
-// A free slot moved to CLAIMED (its new generation in *gen), or -1.
+// A free slot moved to CLAIMED (its new generation in *gen), or -1. The
+// search starts at a hint kept without a read-modify-write (a stale hint
+// only costs a longer scan).
 UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                             uint32_t *gen) {
   const uint32_t mask = v.depth - 1;
-  const uint32_t start = FetchAdd32(&q.ctl->claim_hint, 1);
+  const uint32_t start = LoadRelaxed32(&q.ctl->claim_hint);
   for (uint32_t i = 0; i < v.depth; ++i) {
     const uint32_t s = (start + i) & mask;
     const u64 cur = LoadAcquireGpu64(&q.slots[s]);
     if (SlotState(cur) != kSlotFree) continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
     if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
+      StoreRelaxed32(&q.ctl->claim_hint, s + 1);
       *gen = g;
       return static_cast<int>(s);
     }
@@ -408,10 +422,18 @@ UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t 
   }
 }
 
+// The reaper's own slot: its completion is stored without a CAS (nobody
+// else may move an owned in-flight slot) and handed back directly.
+struct Self {
+  uint32_t slot = 0xffffffffu;
+  bool done = false;
+  int32_t res = 0;
+};
+
 // Hands one completion to its slot: DONE for a waiting owner, FREE for an
 // abandoned slot; anything else is counted as stale and dropped.
 UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                            uint64_t user_data, int32_t res) {
+                            uint64_t user_data, int32_t res, Self *self) {
   const uint32_t slot = static_cast<uint32_t>(user_data & 0xffffffffu);
   const uint32_t gen = static_cast<uint32_t>(user_data >> 32);
   if (slot >= v.depth) {
@@ -419,6 +441,12 @@ UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue
     return;
   }
   u64 *w = &q.slots[slot];
+  if (self && slot == self->slot) {
+    StoreRelaxed64(w, SlotWord(kSlotDone, gen, res));
+    self->done = true;
+    self->res = res;
+    return;
+  }
   for (;;) {
     const u64 cur = LoadAcquireGpu64(w);
     if (SlotGen(cur) != gen) break;
@@ -433,41 +461,125 @@ UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue
   Count(&q.ctl->stale, 1);
 }
 
-// Consumes the completions posted so far (one thread at a time per queue);
-// returns how many.
-UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q) {
-  ufile_devio_qctl_t *c = q.ctl;
-  if (!(v.options & UFILE_DEVIO_OPT_CQ_LOCKED_POLL) &&
-      LoadAcquireSys(q.cq_tail) == LoadRelaxed32(&c->cq_head))
-    return 0;
-  if (Cas32(&c->cq_lock, 0, 1) != 0) return 0;
-  uint32_t head = LoadRelaxed32(&c->cq_head);
-  const uint32_t tail = LoadAcquireSys(q.cq_tail);
-  const uint32_t n = tail - head;
-  for (; head != tail; ++head) {
-    const ufile_devio_cqe_t *e = &q.cqes[head & q.cq_mask];
-    Deliver(v, q, LoadRelaxedSys64(&e->user_data),
-            static_cast<int32_t>(LoadRelaxedSys32(reinterpret_cast<const uint32_t *>(&e->res))));
+// One CQE's two fields, as posted (or the empty marks).
+struct Cqe {
+  uint64_t user_data;
+  int32_t res;
+  UFILE_DEVIO_HD bool posted() const {
+    return user_data != UFILE_DEVIO_CQE_EMPTY_DATA && res != UFILE_DEVIO_CQE_EMPTY_RES;
   }
+};
+
+// One 16-byte read of host memory (each 8-byte half is single-copy atomic).
+UFILE_DEVIO_HD Cqe LoadCqe(const ufile_devio_cqe_t *e) {
+#ifdef __CUDA_ARCH__
+  uint64_t a, b;
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(a), "=l"(b) : "l"(e) : "memory");
+  return {a, static_cast<int32_t>(static_cast<uint32_t>(b))};
+#else
+  const uint64_t *w = reinterpret_cast<const uint64_t *>(e);
+  const uint64_t a = __atomic_load_n(&w[0], __ATOMIC_RELAXED);
+  const uint64_t b = __atomic_load_n(&w[1], __ATOMIC_RELAXED);
+  return {a, static_cast<int32_t>(static_cast<uint32_t>(b))};
+#endif
+}
+
+UFILE_DEVIO_HD void ClearCqe(const ufile_devio_cqe_t *e) {
+  auto *w = reinterpret_cast<uint64_t *>(const_cast<ufile_devio_cqe_t *>(e));
+  const uint64_t res_word = static_cast<uint32_t>(UFILE_DEVIO_CQE_EMPTY_RES);
+#ifdef __CUDA_ARCH__
+  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(UFILE_DEVIO_CQE_EMPTY_DATA),
+               "l"(res_word)
+               : "memory");
+#else
+  __atomic_store_n(&w[0], UFILE_DEVIO_CQE_EMPTY_DATA, __ATOMIC_RELAXED);
+  __atomic_store_n(&w[1], res_word, __ATOMIC_RELAXED);
+#endif
+}
+
+// Consumes the completions posted so far; the caller holds the queue's
+// reaper lock. Default: polls the CQEs at the head themselves (consumed
+// entries are re-marked empty), four per host round trip; with
+// UFILE_DEVIO_OPT_TAIL_POLL it reads the CQ tail first, as io_uring's own
+// consumers do. The ring's head is stored back every depth/2 entries: the
+// CQ holds 2 x depth entries and at most depth are in flight, so the kernel
+// never finds it full. Returns how many were consumed.
+UFILE_DEVIO_HD uint32_t ReapLocked(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                   Self *self) {
+  ufile_devio_qctl_t *c = q.ctl;
+  uint32_t head = LoadRelaxed32(&c->cq_head);
+  const uint32_t start = head;
+  if (v.options & UFILE_DEVIO_OPT_TAIL_POLL) {
+    const uint32_t tail = LoadAcquireSys(q.cq_tail);
+    for (; head != tail; ++head) {
+      const Cqe e = LoadCqe(&q.cqes[head & q.cq_mask]);
+      Deliver(v, q, e.user_data, e.res, self);
+    }
+  } else {
+    for (;;) {
+      Cqe e[4];
+      for (uint32_t k = 0; k < 4; ++k) e[k] = LoadCqe(&q.cqes[(head + k) & q.cq_mask]);
+      uint32_t k = 0;
+      for (; k < 4 && e[k].posted(); ++k) {
+        ClearCqe(&q.cqes[(head + k) & q.cq_mask]);
+        Deliver(v, q, e[k].user_data, e[k].res, self);
+      }
+      head += k;
+      if (k < 4) break;
+    }
+  }
+  const uint32_t n = head - start;
   if (n) {
-    StoreReleaseSys(q.cq_head, head);
     StoreReleaseGpu32(&c->cq_head, head);
     Count(&c->reaped, n);
+    const uint32_t every = v.depth / 2 ? v.depth / 2 : 1;
+    if (head - LoadRelaxed32(&c->cq_published) >= every) {
+      StoreReleaseSys(q.cq_head, head);
+      StoreRelaxed32(&c->cq_published, head);
+    }
   }
-  StoreReleaseGpu32(&c->cq_lock, 0);
+  return n;
+}
+
+UFILE_DEVIO_HD bool TryLockReaper(const ufile_devio_queue_t &q) {
+  return LoadRelaxed32(&q.ctl->cq_lock) == 0 && Cas32(&q.ctl->cq_lock, 0, 1) == 0;
+}
+UFILE_DEVIO_HD void UnlockReaper(const ufile_devio_queue_t &q) {
+  StoreReleaseGpu32(&q.ctl->cq_lock, 0);
+}
+
+// One reaping attempt (nothing if another thread is reaping); how many.
+UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q) {
+  if (!TryLockReaper(q)) return 0;
+  const uint32_t n = ReapLocked(v, q, nullptr);
+  UnlockReaper(q);
   return n;
 }
 
 // Waits for slot's completion: its result, or -ETIMEDOUT after timeout_ns
-// (the slot is then abandoned: no longer the caller's).
+// (the slot is then abandoned: no longer the caller's). One waiter per queue
+// at a time is the poller: it holds the reaper lock, reads the host ring
+// and hands every completion to its slot, until its own arrives; the others
+// watch their slot word in device memory.
 UFILE_DEVIO_HD int32_t WaitSlot(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                                 uint32_t slot, uint64_t timeout_ns) {
   const uint64_t deadline = NowNs() + timeout_ns;
   u64 *w = &q.slots[slot];
   for (;;) {
-    const u64 cur = LoadAcquireGpu64(w);
+    u64 cur = LoadAcquireGpu64(w);
     if (SlotState(cur) == kSlotDone) return SlotResult(cur);
-    if (Reap(v, q) > 0) continue;
+    if (TryLockReaper(q)) {
+      // What earlier pollers delivered is visible now (their unlock, our lock).
+      cur = LoadAcquireGpu64(w);
+      Self self;
+      self.slot = slot;
+      while (SlotState(cur) != kSlotDone && !self.done && NowNs() < deadline) {
+        if (ReapLocked(v, q, &self) == 0) Backoff(v.poll_ns);
+      }
+      UnlockReaper(q);
+      if (self.done) return self.res;
+      if (SlotState(cur) == kSlotDone) return SlotResult(cur);
+    }
     if (NowNs() >= deadline) {
       if (SlotState(cur) == kSlotInflight &&
           Cas64(w, cur, SlotWord(kSlotAbandoned, SlotGen(cur), 0)) == cur) {
@@ -476,7 +588,7 @@ UFILE_DEVIO_HD int32_t WaitSlot(const ufile_devio_view_t &v, const ufile_devio_q
       }
       continue;
     }
-    Backoff(v.poll_ns);
+    Backoff(v.poll_ns ? v.poll_ns : 64);
   }
 }
 
@@ -636,7 +748,7 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
   const int bad = Check(v, qi, file, write, buf, size, off);
   if (bad) return bad;
   if (size == 0) return 0;
-  const ufile_devio_queue_t &q = v.queues[qi];
+  const ufile_devio_queue_t q = v.queues[qi];  // into registers: acquires invalidate L1
   const uint64_t S = v.staging_bytes;
   const uint64_t nchunks = (size + S - 1) / S;
   const uint64_t tmo = Timeout(v, timeout_ns);
@@ -757,7 +869,7 @@ UFILE_DEVIO_HD Ticket Submit(const G &g, const ufile_devio_view_t &v, unsigned q
   t.status = Check(v, qi, file, write, buf, size, off);
   if (t.status == 0 && size > v.staging_bytes) t.status = -UFILE_DEVIO_E2BIG;
   if (t.status < 0 || size == 0) return t;
-  const ufile_devio_queue_t &q = v.queues[qi];
+  const ufile_devio_queue_t q = v.queues[qi];  // into registers: acquires invalidate L1
   int64_t sg = 0;
   if (g.leader()) {
     uint32_t gen = 0;
@@ -810,7 +922,7 @@ UFILE_DEVIO_HD int64_t Wait(const G &g, const ufile_devio_view_t &v, Ticket &t,
     t.status = -UFILE_DEVIO_EINVAL;
     return 0;
   }
-  const ufile_devio_queue_t &q = v.queues[t.queue];
+  const ufile_devio_queue_t q = v.queues[t.queue];
   int64_t r = 0;
   if (g.leader())
     r = TicketLive(v, t) ? WaitRequest(v, q, t.slot, t.gen, t.write, t.file, t.off, t.len,
@@ -837,7 +949,7 @@ UFILE_DEVIO_HD int Poll(const ufile_devio_view_t &v, const Ticket &t) {
   if (t.status < 0) return t.status;
   if (t.slot == kNoSlot) return 1;
   if (!TicketLive(v, t)) return -UFILE_DEVIO_EINVAL;
-  const ufile_devio_queue_t &q = v.queues[t.queue];
+  const ufile_devio_queue_t q = v.queues[t.queue];
   Reap(v, q);
   return SlotState(LoadAcquireGpu64(&q.slots[t.slot])) == kSlotDone ? 1 : 0;
 }

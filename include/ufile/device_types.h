@@ -33,8 +33,9 @@ extern "C" {
                                               no page pinning per request (no-CPU path) */
 #define UFILE_DEVIO_OPT_NARROW_COPY 0x4u   /* staging copies in 4-byte words, not 16 (for   \
                                               measurement) */
-#define UFILE_DEVIO_OPT_CQ_LOCKED_POLL 0x8u /* waiters poll the host CQ tail only under the \
-                                               reaper lock (else: tail first, lock if moved) */
+#define UFILE_DEVIO_OPT_TAIL_POLL 0x8u     /* reapers poll the CQ tail, then read the entries  \
+                                              (io_uring's own protocol); default: poll the     \
+                                              next entry itself, one host read less a reap */
 #define UFILE_DEVIO_OPT_DEFAULT UFILE_DEVIO_OPT_FIXED_BUFFERS
 
 /* Negative results a device call returns (Linux errno values). Results from
@@ -81,7 +82,8 @@ typedef struct ufile_devio_qctl {
   uint32_t cq_lock;      /* 1 while a thread reaps completions */
   uint32_t cq_head;      /* completions consumed (mirrors the ring's head) */
   uint32_t claim_hint;   /* where the next slot search starts */
-  uint32_t pad0[3];
+  uint32_t cq_published; /* the cq_head value last stored to the ring */
+  uint32_t pad0[2];
   unsigned long long submitted; /* SQEs published */
   unsigned long long reaped;    /* CQEs consumed */
   unsigned long long timeouts;  /* waits that gave up (slot abandoned) */
@@ -140,6 +142,11 @@ typedef struct ufile_devio_view {
   const ufile_devio_file_t *files;   /* device memory */
   const uint32_t *closing;           /* device memory; non-zero once destroy began */
 } ufile_devio_view_t;
+
+/* A consumed CQE is overwritten with these (and the ring's CQEs start so):
+ * an entry whose two fields both differ has been posted since. */
+#define UFILE_DEVIO_CQE_EMPTY_DATA 0xffffffffffffffffull
+#define UFILE_DEVIO_CQE_EMPTY_RES (-2147483647 - 1)
 
 /* io_uring constants the protocol uses (the kernel ABI). */
 #define UFILE_DEVIO_OP_READ_FIXED 4

@@ -40,8 +40,8 @@ struct DevSpec {
   uint32_t poll_ns = 0;
   uint32_t proxy_threads = 0;
   bool nocpu = true, proxy = true;
-  std::vector<uint32_t> walkers = {1, 64};
-  uint32_t steps = 2000;
+  uint32_t qd1_threads = 256;
+  bool probe = false;
 };
 
 bool ParseU32(const std::string &s, uint32_t *out) {
@@ -55,7 +55,7 @@ bool ParseU32(const std::string &s, uint32_t *out) {
 bool ParseOpts(const std::string &s, uint32_t *out) {
   static const std::map<std::string, uint32_t> kNames = {
       {"templates", UFILE_DEVIO_OPT_TEMPLATES}, {"fixed", UFILE_DEVIO_OPT_FIXED_BUFFERS},
-      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  {"locked", UFILE_DEVIO_OPT_CQ_LOCKED_POLL},
+      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  {"tailpoll", UFILE_DEVIO_OPT_TAIL_POLL},
       {"none", 0}};
   *out = 0;
   size_t pos = 0;
@@ -71,21 +71,6 @@ bool ParseOpts(const std::string &s, uint32_t *out) {
   return true;
 }
 
-bool ParseList(const std::string &s, std::vector<uint32_t> *out) {
-  out->clear();
-  size_t pos = 0;
-  while (pos <= s.size()) {
-    const size_t plus = s.find('+', pos);
-    uint32_t v = 0;
-    if (!ParseU32(s.substr(pos, plus == std::string::npos ? std::string::npos : plus - pos), &v) ||
-        v == 0)
-      return false;
-    out->push_back(v);
-    if (plus == std::string::npos) break;
-    pos = plus + 1;
-  }
-  return !out->empty();
-}
 
 bool ApplyKey(const std::string &k, const std::string &v, DevSpec *d) {
   uint64_t size = 0;
@@ -101,8 +86,8 @@ bool ApplyKey(const std::string &k, const std::string &v, DevSpec *d) {
   if (k == "idle") return ParseU32(v, &d->idle_ms);
   if (k == "poll") return ParseU32(v, &d->poll_ns);
   if (k == "proxythreads") return ParseU32(v, &d->proxy_threads);
-  if (k == "walkers") return ParseList(v, &d->walkers);
-  if (k == "steps") return ParseU32(v, &d->steps) && d->steps > 0;
+  if (k == "qd1threads") return ParseU32(v, &d->qd1_threads) && d->qd1_threads % 32 == 0;
+  if (k == "probe") return (d->probe = v == "1", true);
   if (k == "paths") {
     d->nocpu = v == "both" || v == "nocpu";
     d->proxy = v == "both" || v == "proxy";
@@ -183,7 +168,7 @@ Shape ShapeFor(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path,
   a.io_size = io;
   a.span = opt.file_size / io * io;
   const bool warp = a.mode == devk::Mode::kWarp;
-  a.threads = d.threads ? d.threads : (warp ? 128 : 256);
+  a.threads = qd1 ? d.qd1_threads : d.threads ? d.threads : (warp ? 128 : 256);
   a.groups = qd1 ? 1 : (d.groups ? d.groups : 2 * d.queues);
   a.lat_samples = (!warp && small) ? 200000 / a.groups + 1 : 0;
   ufile_devio_params_t &p = s.params;
@@ -209,7 +194,7 @@ std::string OptionText(uint32_t o) {
   if (o & UFILE_DEVIO_OPT_TEMPLATES) t += "+templates";
   if (o & UFILE_DEVIO_OPT_FIXED_BUFFERS) t += "+fixed";
   if (o & UFILE_DEVIO_OPT_NARROW_COPY) t += "+narrow";
-  if (o & UFILE_DEVIO_OPT_CQ_LOCKED_POLL) t += "+locked";
+  if (o & UFILE_DEVIO_OPT_TAIL_POLL) t += "+tailpoll";
   return t.empty() ? "none" : t.substr(1);
 }
 
@@ -319,7 +304,7 @@ RowResult Baseline(const Options &opt, const Gpu &gpu, uint64_t io, Xfer x, int 
 }
 
 void Ratio(const RowResult *base, RowResult *r) {
-  if (!base || std::isnan(base->gbps) || std::isnan(r->gbps) || base->gbps <= 0) return;
+  if (!base || !base->error.empty() || std::isnan(base->gbps) || std::isnan(r->gbps) || base->gbps <= 0) return;
   r->ratio = r->gbps / base->gbps;
   r->ceiling = base->type;
 }
@@ -404,6 +389,38 @@ int DeviceTable(const Options &opt, const Gpu &gpu, const ReportContext &ctx, co
   return rc;
 }
 
+// --devio probe=1: the primitives' latencies, on a one-queue no-CPU set of
+// a scratch file.
+void Probe(const DevSpec &d) {
+  (void)d;
+  const std::string path = "/tmp/ufile-bench-probe.dat";
+  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ftruncate(fd, 1 << 20) != 0) return;
+  CUfileDescr_t descr{};
+  descr.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+  descr.handle.fd = fd;
+  CUfileHandle_t fh = nullptr;
+  if (cuFileHandleRegister(&fh, &descr).err == CU_FILE_SUCCESS) {
+    ufile_devio_params_t p;
+    ufile_devio_params_init(&p);
+    p.num_queues = 1;
+    p.queue_depth = 8;
+    p.staging_bytes = 65536;
+    ufile::DeviceQueues q;
+    std::vector<std::pair<std::string, double>> out;
+    std::string err;
+    if (q.Create(&fh, 1, &p) == 0 && devk::RunProbe(q.view(), &out, &err) == 0) {
+      std::printf("\nprimitive latencies (ns, median-free mean of 200, one thread):\n");
+      for (auto &[name, ns] : out) std::printf("  %-40s %8.0f\n", name.c_str(), ns);
+    } else {
+      std::printf("probe failed: %s\n", err.c_str());
+    }
+    cuFileHandleDeregister(fh);
+  }
+  close(fd);
+  unlink(path.c_str());
+}
+
 }  // namespace
 
 int RunDevice(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
@@ -421,6 +438,7 @@ int RunDevice(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
     std::fprintf(stderr, "ufile-bench: bad --devio item '%s'\n", bad.c_str());
     return 2;
   }
+  if (d.probe) Probe(d);
   int rc = 0;
   for (uint64_t io : opt.io_sizes) rc |= DeviceTable(opt, gpu, ctx, d, io);
   return rc;

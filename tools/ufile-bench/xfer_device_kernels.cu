@@ -178,6 +178,46 @@ __global__ void ChaseStepKernel(const char *nodes_dev, uint32_t walkers, uint64_
   if (lane == 0) next[w] = NextNode(x, nodes);
 }
 
+// Latencies of the primitives the protocol is made of (ns each, one thread
+// unless said): what a QD1 request costs is a sum of these.
+__global__ void Probe(uint8_t *host, uint64_t *dev, double *out) {
+  using namespace ufile::devio;
+  constexpr int kN = 200;
+  __shared__ uint64_t t_start;
+  const bool lead = threadIdx.x == 0;
+  auto time = [&](int slot, auto &&fn) {
+    __syncthreads();
+    if (lead) t_start = NowNs();
+    __syncthreads();
+    for (int i = 0; i < kN; ++i) fn(i);
+    __syncthreads();
+    if (lead) out[slot] = static_cast<double>(NowNs() - t_start) / kN;
+  };
+  uint32_t sink = 0;
+  auto *h32 = reinterpret_cast<uint32_t *>(host);
+  auto *d32 = reinterpret_cast<uint32_t *>(dev);
+  time(0, [&](int i) { if (lead) sink += LoadAcquireSys(h32 + (i % 8) * 32); });
+  time(1, [&](int i) { if (lead) sink += LoadAcquireGpu32(d32 + (i % 8) * 32); });
+  time(2, [&](int i) { if (lead) sink += Cas32(d32 + 1024 + (i % 8) * 32, sink, i); });
+  time(3, [&](int) { if (lead) FenceGpu(); });
+  time(4, [&](int i) { if (lead) StoreReleaseSys(h32 + 4096 + (i % 8) * 32, i); });
+  time(5, [&](int i) { if (lead) sink += static_cast<uint32_t>(LoadCqe(reinterpret_cast<ufile_devio_cqe_t *>(host + 8192 + (i % 8) * 64)).res); });
+  time(6, [&](int i) { CoopCopy(dev + 4096, host + 16384 + (i % 4) * 4096, 4096, threadIdx.x, blockDim.x, false); __syncthreads(); });
+  time(7, [&](int i) { if (lead) sink += FetchAdd32(d32 + 2048, 1); });
+  if (lead) {
+    uint64_t a = NowNs(), b = a, best = ~0ull;
+    for (int i = 0; i < 100000 && best > 1; ++i) {
+      b = NowNs();
+      if (b != a) {
+        best = b - a < best ? b - a : best;
+        a = b;
+      }
+    }
+    out[8] = static_cast<double>(best);
+    out[9] = sink;
+  }
+}
+
 bool Ok(cudaError_t e, const char *what, std::string *err) {
   if (e == cudaSuccess) return true;
   *err = std::string(what) + ": " + cudaGetErrorString(e);
@@ -187,6 +227,35 @@ bool Ok(cudaError_t e, const char *what, std::string *err) {
 }  // namespace
 
 bool Built() { return true; }
+
+int RunProbe(const ufile_devio_view_t &v, std::vector<std::pair<std::string, double>> *out,
+             std::string *err) {
+  ufile_devio_queue_t q{};
+  uint64_t *dev = nullptr;
+  double *res = nullptr;
+  bool ok = Ok(cudaMemcpy(&q, v.queues, sizeof q, cudaMemcpyDeviceToHost), "cudaMemcpy", err) &&
+            Ok(cudaMalloc(&dev, 65536), "cudaMalloc", err) &&
+            Ok(cudaMemset(dev, 0, 65536), "cudaMemset", err) &&
+            Ok(cudaMallocManaged(&res, 16 * sizeof(double)), "cudaMallocManaged", err);
+  if (ok && v.staging_bytes * v.depth < 32768) {
+    *err = "probe needs 32 KiB of staging in queue 0";
+    ok = false;
+  }
+  if (ok) {
+    Probe<<<1, 256>>>(q.staging, dev, res);
+    ok = Ok(cudaGetLastError(), "launch", err) && Ok(cudaDeviceSynchronize(), "kernel", err);
+  }
+  if (ok) {
+    const char *names[] = {"ld.acquire.sys host u32", "ld.acquire.gpu device u32",
+                           "atom.cas.gpu device", "fence.sc.gpu", "st.release.sys host u32",
+                           "16-byte CQE load (host)", "4 KiB host->device copy, 256 threads",
+                           "atom.add.gpu device", "globaltimer resolution"};
+    for (int i = 0; i < 9; ++i) out->push_back({names[i], res[i]});
+  }
+  cudaFree(dev);
+  cudaFree(res);
+  return ok ? 0 : -1;
+}
 
 uint64_t ChaseStart(uint32_t walker, uint64_t nodes) {
   return SplitMix(walker + 0x1234567ull) % nodes * 4096;
@@ -211,7 +280,7 @@ int RunLoop(const ufile_devio_view_t &v, const LoopArgs &a, LoopResult *out, std
             (nlat == 0 || Ok(cudaMalloc(&lat, nlat * 4), "cudaMalloc", err)) &&
             (nlat == 0 || Ok(cudaMemset(lat, 0, nlat * 4), "cudaMemset", err)) &&
             Ok(cudaEventCreate(&e0), "cudaEventCreate", err) &&
-            Ok(cudaEventCreate(&e1), "cudaEventCreate", err) &&
+            Ok(cudaEventCreateWithFlags(&e1, cudaEventBlockingSync), "cudaEventCreate", err) &&
             Ok(cudaDeviceSynchronize(), "cudaDeviceSynchronize", err);
   if (ok) {
     cudaEventRecord(e0);
@@ -256,7 +325,7 @@ int RunChaseDevice(const ufile_devio_view_t &v, uint32_t walkers, uint32_t steps
   bool ok = Ok(cudaMalloc(&bufs, uint64_t{walkers} * 4096), "cudaMalloc", err) &&
             Ok(cudaMalloc(&fin, walkers * 8ull), "cudaMalloc", err) &&
             Ok(cudaEventCreate(&e0), "cudaEventCreate", err) &&
-            Ok(cudaEventCreate(&e1), "cudaEventCreate", err);
+            Ok(cudaEventCreateWithFlags(&e1, cudaEventBlockingSync), "cudaEventCreate", err);
   if (ok) {
     const unsigned threads = 128, blocks = (walkers * 32 + threads - 1) / threads;
     cudaEventRecord(e0);

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ufile/device_types.h"
@@ -75,6 +76,11 @@ class ChaseStep {
 // given (host reference, same function as the GPU's).
 uint64_t ChaseStart(uint32_t walker, uint64_t nodes);
 uint64_t ChaseNext(const uint64_t *words, uint64_t nodes);
+
+// Latencies (ns) of the protocol's primitives, measured on queue 0's
+// staging (host memory) and scratch device memory.
+int RunProbe(const ufile_devio_view_t &v, std::vector<std::pair<std::string, double>> *out,
+             std::string *err);
 
 // Whether the kernels were built (nvcc present at build time).
 bool Built();
