@@ -17,12 +17,30 @@
 
 namespace ufile {
 
+// One independent transfer of Engine::RunMany; result as Read/Write give it.
+struct EngineOp {
+  bool write = false;
+  int fd = -1;
+  char *buf = nullptr;
+  size_t len = 0;
+  off_t off = 0;
+  size_t align = 1;
+  Result<size_t> result = size_t{0};
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char *name() const = 0;
   virtual Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) = 0;
   virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) = 0;
+  // Moves ops[0, n) and sets each one's result. io_uring puts them all in
+  // flight together (one submission per ring depth); the default runs them
+  // one after another.
+  virtual void RunMany(EngineOp *ops, size_t n);
+  // How many ops RunMany starts at once (1: one after another), so a caller
+  // that may cancel can hand over that many at a time.
+  virtual size_t together() const { return 1; }
 };
 
 std::unique_ptr<Engine> MakePosixEngine();

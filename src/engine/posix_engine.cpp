@@ -3,6 +3,15 @@
 #include "engine/posix_io.h"
 
 namespace ufile {
+
+void Engine::RunMany(EngineOp *ops, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    EngineOp &op = ops[i];
+    op.result = op.write ? Write(op.fd, op.buf, op.len, op.off, op.align)
+                         : Read(op.fd, op.buf, op.len, op.off, op.align);
+  }
+}
+
 namespace {
 
 class PosixEngine final : public Engine {

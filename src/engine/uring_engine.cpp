@@ -3,7 +3,10 @@
 // locks on the data path; rings live until their thread exits). A transfer
 // is split into pieces of up to kPiece bytes submitted together, so one
 // thread keeps several requests in flight (what an O_DIRECT read of a cold
-// file needs); a page-cache hit completes inline at submission. A short or
+// file needs); a page-cache hit completes inline at submission. RunMany puts
+// many independent transfers (a batch's entries) in flight the same way, one
+// submission for all of them. Submissions and waits go through the SysOps
+// seam (tests inject a failed submission). A short or
 // failed-with-EAGAIN piece is finished by the POSIX loop, which also knows
 // how to stop at an unaligned end of file.
 #include <liburing.h>
@@ -12,6 +15,7 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "core/log.h"
@@ -66,11 +70,15 @@ class ThreadRing {
 
 thread_local ThreadRing t_ring;
 
+// A piece of an op: at most kPiece bytes, one SQE.
 struct Piece {
-  size_t off;  // within the transfer
+  size_t op;   // index into the ops
+  size_t off;  // within the op
   size_t len;
-  ssize_t res = 0;
+  ssize_t res;  // the CQE's result, or kNotDone
 };
+
+constexpr ssize_t kNotDone = std::numeric_limits<ssize_t>::min();
 
 class UringEngine final : public Engine {
  public:
@@ -78,97 +86,128 @@ class UringEngine final : public Engine {
   const char *name() const override { return "io_uring"; }
 
   Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) override {
-    return Run(false, fd, buf, len, off, align);
+    return RunOne(false, fd, buf, len, off, align);
   }
   Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) override {
-    return Run(true, fd, const_cast<void *>(buf), len, off, align);
+    return RunOne(true, fd, const_cast<void *>(buf), len, off, align);
   }
+  void RunMany(EngineOp *ops, size_t n) override;
+  size_t together() const override { return depth_; }
 
  private:
-  Result<size_t> Run(bool write, int fd, void *buf, size_t len, off_t off, size_t align);
+  Result<size_t> RunOne(bool write, int fd, void *buf, size_t len, off_t off, size_t align) {
+    EngineOp op{write, fd, static_cast<char *>(buf), len, off, align, size_t{0}};
+    RunMany(&op, 1);
+    return op.result;
+  }
   unsigned depth_;
 };
 
-// Submits every piece (in waves of the ring's depth) and reaps them all. On
-// a failed submission it still waits for what the kernel took, so no
-// request outlives the call; the caller then discards the ring, which drops
-// the SQEs never submitted.
-int SubmitAll(io_uring *ring, unsigned depth, bool write, int fd, char *buf, off_t off,
-              std::vector<Piece> &pieces) {
+// Submits every piece (in waves of the ring's depth, each wave one
+// submission through the SysOps seam) and reaps them all. On a failed
+// submission it still waits for what the kernel took, so no request outlives
+// the call; the caller then discards the ring, which drops the SQEs never
+// submitted (their pieces stay kNotDone).
+int SubmitAll(io_uring *ring, unsigned depth, const EngineOp *ops, std::vector<Piece> &pieces) {
+  SysOps &sys = SysOps::Current();
   size_t next = 0, queued = 0, submitted = 0;
+  auto reap = [&](io_uring_cqe *cqe) {
+    pieces[reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe))].res = cqe->res;
+    io_uring_cqe_seen(ring, cqe);
+    --submitted;
+  };
   while (next < pieces.size() || queued > 0 || submitted > 0) {
     while (next < pieces.size() && queued + submitted < depth) {
       io_uring_sqe *sqe = io_uring_get_sqe(ring);
       if (!sqe) break;
-      Piece &p = pieces[next];
-      const off_t at = off + static_cast<off_t>(p.off);
+      const Piece &p = pieces[next];
+      const EngineOp &op = ops[p.op];
+      const off_t at = op.off + static_cast<off_t>(p.off);
       const unsigned n = static_cast<unsigned>(p.len);
-      if (write)
-        io_uring_prep_write(sqe, fd, buf + p.off, n, at);
+      if (op.write)
+        io_uring_prep_write(sqe, op.fd, op.buf + p.off, n, at);
       else
-        io_uring_prep_read(sqe, fd, buf + p.off, n, at);
+        io_uring_prep_read(sqe, op.fd, op.buf + p.off, n, at);
       io_uring_sqe_set_data(sqe, reinterpret_cast<void *>(next));
       ++next;
       ++queued;
     }
-    int r = io_uring_submit_and_wait(ring, 1);
+    int r = sys.UringSubmit(ring, 1);
     if (r == -EINTR) r = 0;  // nothing was taken
     if (r < 0) {
-      for (io_uring_cqe *cqe = nullptr; submitted > 0 && io_uring_wait_cqe(ring, &cqe) == 0;
-           --submitted)
-        io_uring_cqe_seen(ring, cqe);
+      for (io_uring_cqe *cqe = nullptr; submitted > 0 && sys.UringWaitCqe(ring, &cqe) == 0;)
+        reap(cqe);
       return r;
     }
     queued -= static_cast<size_t>(r);
     submitted += static_cast<size_t>(r);
     io_uring_cqe *cqe = nullptr;
-    while (submitted > 0 && io_uring_peek_cqe(ring, &cqe) == 0) {
-      pieces[reinterpret_cast<uintptr_t>(io_uring_cqe_get_data(cqe))].res = cqe->res;
-      io_uring_cqe_seen(ring, cqe);
-      --submitted;
-    }
+    while (submitted > 0 && io_uring_peek_cqe(ring, &cqe) == 0) reap(cqe);
   }
   return 0;
 }
 
-Result<size_t> UringEngine::Run(bool write, int fd, void *buf, size_t len, off_t off,
-                                size_t align) {
+// An op's result from its pieces (pieces[first, end)): the first piece that
+// did not fully complete ends the fast path, and the POSIX loop finishes
+// from there (retries, short transfers, end of file, unaligned tails).
+void Finish(EngineOp &op, const Piece *p, const Piece *end, int submit_err) {
+  size_t done = 0;
+  for (; p != end; ++p) {
+    if (p->res == kNotDone) {
+      op.result = Status::Errno(submit_err);
+      return;
+    }
+    if (p->res < 0 && p->res != -EAGAIN && p->res != -EINTR) {
+      UFILE_LOG_ERROR("io_uring %s(fd %d, %zu bytes at %lld) failed: errno %d",
+                      op.write ? "write" : "read", op.fd, p->len,
+                      static_cast<long long>(op.off) + static_cast<long long>(p->off),
+                      static_cast<int>(-p->res));
+      op.result = Status::Errno(static_cast<int>(-p->res));
+      return;
+    }
+    if (p->res != static_cast<ssize_t>(p->len)) break;
+    done += p->len;
+  }
+  if (done == op.len) {
+    op.result = done;
+    return;
+  }
+  const off_t at = op.off + static_cast<off_t>(done);
+  Result<size_t> rest = op.write ? PwriteFull(op.fd, op.buf + done, op.len - done, at, op.align)
+                                 : PreadFull(op.fd, op.buf + done, op.len - done, at, op.align);
+  op.result = rest.ok() ? Result<size_t>(done + *rest) : rest;
+}
+
+void UringEngine::RunMany(EngineOp *ops, size_t n) {
   io_uring *ring = nullptr;
-  int depth = t_ring.Get(depth_, &ring);
-  if (depth < 0 || len == 0) {
-    return write ? PwriteFull(fd, buf, len, off, align) : PreadFull(fd, buf, len, off, align);
+  const int depth = t_ring.Get(depth_, &ring);
+  if (depth < 0) {  // no ring on this thread: the POSIX loops
+    for (size_t i = 0; i < n; ++i) {
+      EngineOp &op = ops[i];
+      op.result = op.write ? PwriteFull(op.fd, op.buf, op.len, op.off, op.align)
+                           : PreadFull(op.fd, op.buf, op.len, op.off, op.align);
+    }
+    return;
   }
   std::vector<Piece> pieces;
-  for (size_t o = 0; o < len; o += kPiece) pieces.push_back({o, std::min(kPiece, len - o)});
-  char *bytes = static_cast<char *>(buf);
-  int r = SubmitAll(ring, static_cast<unsigned>(depth), write, fd, bytes, off, pieces);
+  pieces.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    for (size_t o = 0; o < ops[i].len; o += kPiece)
+      pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), kNotDone});
+  const int r = SubmitAll(ring, static_cast<unsigned>(depth), ops, pieces);
   if (r < 0) {
     UFILE_LOG_ERROR("io_uring submission failed: %s; this thread's ring is reset", strerror(-r));
     t_ring.Reset();
-    return Status::Errno(-r);
   }
-  // The first piece that did not fully complete ends the fast path.
-  size_t done = 0;
-  for (const Piece &p : pieces) {
-    if (p.res < 0 && p.res != -EAGAIN && p.res != -EINTR) {
-      UFILE_LOG_ERROR("io_uring %s(fd %d, %zu bytes at %lld) failed: errno %d",
-                      write ? "write" : "read", fd, p.len,
-                      static_cast<long long>(off) + static_cast<long long>(p.off),
-                      static_cast<int>(-p.res));
-      return Status::Errno(static_cast<int>(-p.res));
-    }
-    if (p.res != static_cast<ssize_t>(p.len)) break;
-    done += p.len;
+  const Piece *p = pieces.data(), *end = p + pieces.size();
+  for (size_t i = 0; i < n; ++i) {
+    const Piece *first = p;
+    while (p != end && p->op == i) ++p;
+    if (ops[i].len == 0)
+      ops[i].result = size_t{0};
+    else
+      Finish(ops[i], first, p, -r);
   }
-  if (done == len) return done;
-  // Finish from the first incomplete piece with the POSIX loop (retries,
-  // short transfers, end of file, unaligned tails).
-  Result<size_t> rest = write ? PwriteFull(fd, bytes + done, len - done,
-                                           off + static_cast<off_t>(done), align)
-                              : PreadFull(fd, bytes + done, len - done,
-                                          off + static_cast<off_t>(done), align);
-  if (!rest.ok()) return rest;
-  return done + *rest;
 }
 
 }  // namespace

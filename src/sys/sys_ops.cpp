@@ -24,6 +24,12 @@ int SysOps::Close(int fd) { return ::close(fd); }
 int SysOps::UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags) {
   return io_uring_queue_init(entries, ring, flags);
 }
+int SysOps::UringSubmit(struct io_uring *ring, unsigned wait_nr) {
+  return io_uring_submit_and_wait(ring, wait_nr);
+}
+int SysOps::UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe) {
+  return io_uring_wait_cqe(ring, cqe);
+}
 
 SysOps &SysOps::Current() { return *g_current.load(std::memory_order_acquire); }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The seam between ufile and the kernel's file API. Every file syscall of the
-// data path goes through SysOps, so tests can install a faulty implementation
-// (EIO at chunk k, short transfers, EINTR, ENOSPC, ...). Calls return the
-// syscall's result and leave errno as the syscall left it.
+// data path, io_uring set-up, submission and waits included, goes through
+// SysOps, so tests can install a faulty implementation (EIO at chunk k, short
+// transfers, EINTR, ENOSPC, a failed io_uring submission, ...). Calls return
+// the syscall's result and leave errno as the syscall left it.
 // Thread-safety: Current() may be called from any thread; Install() is for
 // tests and must not race with I/O.
 #pragma once
@@ -11,6 +12,7 @@
 #include <sys/types.h>
 
 struct io_uring;
+struct io_uring_cqe;
 
 namespace ufile {
 
@@ -25,6 +27,10 @@ class SysOps {
   virtual int Close(int fd);
   // io_uring_queue_init: 0 or -errno.
   virtual int UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags);
+  // io_uring_submit_and_wait: SQEs taken by the kernel, or -errno.
+  virtual int UringSubmit(struct io_uring *ring, unsigned wait_nr);
+  // io_uring_wait_cqe: 0 or -errno.
+  virtual int UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe);
 
   // The implementation in use (the real one unless a test installed another).
   static SysOps &Current();
