@@ -3,9 +3,12 @@
 // worker pool, completed into a queue that cuFileBatchIOGetStatus drains.
 //
 // Submit copies the entries into the batch's pending queue and posts at most
-// one drain task per pool thread; each drain task claims pending entries one
-// at a time and runs each through ExecuteIo (inline on the pool thread). So
-// a batch uses no thread of its own and its entries run in parallel.
+// one drain task per pool thread; each drain task claims a group of pending
+// entries at a time (a submission is cut into about one group per pool
+// thread) and runs it (async/batch_group.h): small entries together, one
+// engine submission and one GPU copy for the group, large ones through
+// ExecuteIo. So a batch uses no thread of its own and its entries run in
+// parallel. Cancel reaches entries claimed but not started.
 // A slot is used from submission until its event is reported; at most the
 // set-up size are used at once.
 // While entries are pending or running, the batch holds a Driver::OpGuard:
@@ -18,12 +21,15 @@
 #include <cufile.h>
 #include <time.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
+#include "async/batch_group.h"
 #include "core/config.h"
 #include "core/driver.h"
 #include "core/status.h"
@@ -55,9 +61,11 @@ class Batch : public std::enable_shared_from_this<Batch> {
   struct Entry {
     CUfileIOParams_t params;
     uint64_t submit_ns = 0;  // stats::StartTimer() at submission (0: stats off)
+    unsigned group = 1;      // entries a drain task claims together from here
   };
   void Drain();
-  CUfileIOEvents_t RunEntry(Runtime &rt, const CUfileIOParams_t &p);
+  // Moves the next group of pending entries to group.
+  void ClaimLocked(std::vector<GroupEntry> *group, std::vector<uint64_t> *submit_ns);
   void CancelPendingLocked();
   // Hands the guard to *out when no entry is pending or running.
   void MaybeReleaseGuardLocked(Driver::OpGuard *out);
@@ -73,6 +81,7 @@ class Batch : public std::enable_shared_from_this<Batch> {
   unsigned running_ = 0;               // guarded by mu_
   unsigned drainers_ = 0;              // guarded by mu_; drain tasks posted, not finished
   bool closed_ = false;                // guarded by mu_
+  std::atomic<uint64_t> cancels_{0};   // Cancel/Close calls so far (claimed entries check it)
   Driver::OpGuard guard_;              // guarded by mu_; held while entries are active
   bool has_guard_ = false;             // guarded by mu_
 };

@@ -1,13 +1,112 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/copy_lanes.h"
 
+#include <algorithm>
+
 #include <atomic>
+#include <cstdlib>
+#include <cstring>
 
 #include "core/log.h"
 #include "gpu/cuda_api.h"
 
 namespace ufile {
 namespace {
+
+// ufile_gather(GatherRange *r, u32 n): block b copies r[b], r[b + grid], ...
+// with its threads striding over the range, 16 bytes at a time when src,
+// dst and len are 16-byte aligned, else 4, else 1. Generic loads and stores,
+// so either side may be device or mapped host memory. PTX 7.0 / sm_52: the
+// driver JIT-compiles it for whatever GPU runs it (checked with CUDA 13.0
+// ptxas for sm_80 and sm_90).
+const char kGatherPtx[] = R"(
+.version 7.0
+.target sm_52
+.address_size 64
+.visible .entry ufile_gather(.param .u64 p_desc, .param .u32 p_n)
+{
+  .reg .pred %p<4>;
+  .reg .b16 %h<2>;
+  .reg .b32 %r<12>;
+  .reg .b64 %rd<24>;
+  ld.param.u64 %rd1, [p_desc];
+  ld.param.u32 %r1, [p_n];
+  mov.u32 %r2, %ctaid.x;
+  mov.u32 %r3, %nctaid.x;
+  mov.u32 %r4, %tid.x;
+  mov.u32 %r5, %ntid.x;
+  cvt.u64.u32 %rd20, %r4;
+  cvt.u64.u32 %rd21, %r5;
+DESC:
+  setp.ge.u32 %p1, %r2, %r1;
+  @%p1 bra DONE;
+  mul.wide.u32 %rd2, %r2, 24;
+  add.u64 %rd3, %rd1, %rd2;
+  ld.u64 %rd4, [%rd3];
+  ld.u64 %rd5, [%rd3+8];
+  ld.u64 %rd6, [%rd3+16];
+  or.b64 %rd7, %rd4, %rd5;
+  or.b64 %rd7, %rd7, %rd6;
+  and.b64 %rd8, %rd7, 15;
+  setp.eq.u64 %p2, %rd8, 0;
+  @%p2 bra V16;
+  and.b64 %rd8, %rd7, 3;
+  setp.eq.u64 %p2, %rd8, 0;
+  @%p2 bra V4;
+  mov.u64 %rd9, %rd20;
+B1:
+  setp.ge.u64 %p3, %rd9, %rd6;
+  @%p3 bra NEXT;
+  add.u64 %rd10, %rd4, %rd9;
+  ld.u8 %h1, [%rd10];
+  add.u64 %rd11, %rd5, %rd9;
+  st.u8 [%rd11], %h1;
+  add.u64 %rd9, %rd9, %rd21;
+  bra B1;
+V4:
+  shl.b64 %rd9, %rd20, 2;
+  shl.b64 %rd12, %rd21, 2;
+W1:
+  setp.ge.u64 %p3, %rd9, %rd6;
+  @%p3 bra NEXT;
+  add.u64 %rd10, %rd4, %rd9;
+  ld.u32 %r6, [%rd10];
+  add.u64 %rd11, %rd5, %rd9;
+  st.u32 [%rd11], %r6;
+  add.u64 %rd9, %rd9, %rd12;
+  bra W1;
+V16:
+  shl.b64 %rd9, %rd20, 4;
+  shl.b64 %rd12, %rd21, 4;
+Q1:
+  setp.ge.u64 %p3, %rd9, %rd6;
+  @%p3 bra NEXT;
+  add.u64 %rd10, %rd4, %rd9;
+  ld.v4.u32 {%r6, %r7, %r8, %r9}, [%rd10];
+  add.u64 %rd11, %rd5, %rd9;
+  st.v4.u32 [%rd11], {%r6, %r7, %r8, %r9};
+  add.u64 %rd9, %rd9, %rd12;
+  bra Q1;
+NEXT:
+  add.u32 %r2, %r2, %r3;
+  bra DESC;
+DONE:
+  ret;
+}
+)";
+
+constexpr unsigned kGatherThreads = 256;  // one 16-byte pass over 4 KiB
+constexpr unsigned kGatherMaxBlocks = 4096;
+
+// UFILE_GATHER=memcpy: one cuMemcpyAsync per range instead of the kernel
+// (to compare the two; not needed otherwise).
+bool KernelWanted() {
+  static const bool wanted = [] {
+    const char *v = std::getenv("UFILE_GATHER");
+    return !(v && std::strcmp(v, "memcpy") == 0);
+  }();
+  return wanted;
+}
 
 void Destroy(const CopyLane &lane) {
   CudaApi &api = Cuda();
@@ -93,6 +192,52 @@ void CopyLanes::Return(const CopyLane &lane) {
   idle_.push_back(lane);
 }
 
+CUfunction CopyLanes::KernelFor(CUcontext ctx) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const Kernel &k : kernels_)
+    if (k.ctx == ctx) return k.fn;
+  Kernel k;
+  k.ctx = ctx;
+  CudaApi &api = Cuda();
+  CUresult res = api.cuModuleLoadData(&k.mod, kGatherPtx);
+  if (res == CUDA_SUCCESS) res = api.cuModuleGetFunction(&k.fn, k.mod, "ufile_gather");
+  if (res != CUDA_SUCCESS) {
+    UFILE_LOG_WARN("loading the gather kernel failed (%s); small batch entries are copied one "
+                   "by one", CudaErrorString(res).c_str());
+    if (k.mod) api.cuModuleUnload(k.mod);
+    k.mod = nullptr;
+    k.fn = nullptr;
+  }
+  kernels_.push_back(k);
+  return k.fn;
+}
+
+bool CopyLanes::GatherKernelUsable(CUcontext ctx) {
+  return KernelWanted() && KernelFor(ctx) != nullptr;
+}
+
+CUresult CopyLanes::Gather(const CopyLane &lane, const GatherRange *ranges, uint64_t ranges_dev,
+                           size_t n) {
+  CudaApi &api = Cuda();
+  if (n == 0) return CUDA_SUCCESS;
+  CUfunction fn = ranges_dev && KernelWanted() ? KernelFor(lane.ctx) : nullptr;
+  if (fn) {
+    uint64_t desc = ranges_dev;
+    auto count = static_cast<uint32_t>(n);
+    void *args[] = {&desc, &count};
+    const auto blocks = static_cast<unsigned>(std::min<size_t>(n, kGatherMaxBlocks));
+    return api.cuLaunchKernel(fn, blocks, 1, 1, kGatherThreads, 1, 1, 0, lane.stream, args,
+                              nullptr);
+  }
+  for (size_t i = 0; i < n; ++i) {
+    CUresult res = api.cuMemcpyAsync(static_cast<CUdeviceptr>(ranges[i].dst),
+                                     static_cast<CUdeviceptr>(ranges[i].src),
+                                     static_cast<size_t>(ranges[i].len), lane.stream);
+    if (res != CUDA_SUCCESS) return res;
+  }
+  return CUDA_SUCCESS;
+}
+
 void CopyLanes::ReleaseAll() {
   for (Slot &slot : slots_) {
     std::lock_guard<std::mutex> lock(slot.mu);
@@ -102,6 +247,12 @@ void CopyLanes::ReleaseAll() {
   std::lock_guard<std::mutex> lock(mu_);
   for (const CopyLane &lane : idle_) Destroy(lane);
   idle_.clear();
+  for (const Kernel &k : kernels_) {
+    if (!k.mod) continue;
+    ScopedContext scope(k.ctx);
+    Cuda().cuModuleUnload(k.mod);
+  }
+  kernels_.clear();
 }
 
 }  // namespace ufile

@@ -2,6 +2,10 @@
 // Copy lanes: a non-blocking CUDA stream and two events, created once per
 // context and reused. A request's participant leases one lane for the
 // request; its copies overlap its next file reads (double buffering).
+// Gather() moves a list of ranges in one GPU operation: a small copy kernel
+// (PTX text, JIT-compiled by the driver once per context) that reads and
+// writes device memory and mapped pinned host memory alike, so a batch of
+// small I/Os costs one launch instead of one copy each.
 // Each thread first looks in its own slot (one lane, an uncontended lock),
 // so many threads doing small I/O do not queue on one mutex; every lane,
 // in a slot or not, stays reachable for ReleaseAll.
@@ -11,6 +15,7 @@
 #include <cuda.h>
 
 #include <array>
+#include <cstdint>
 #include <mutex>
 #include <optional>
 #include <vector>
@@ -20,6 +25,15 @@
 namespace ufile {
 
 class CopyLanes;
+
+// One range for Gather(): device-visible addresses (device memory, or the
+// device address of mapped pinned host memory), any alignment.
+struct GatherRange {
+  uint64_t src = 0;
+  uint64_t dst = 0;
+  uint64_t len = 0;
+};
+static_assert(sizeof(GatherRange) == 24, "the kernel reads 24-byte descriptors");
 
 struct CopyLane {
   CUcontext ctx = nullptr;
@@ -51,8 +65,18 @@ class CopyLanes {
 
   Result<LaneLease> Lease(CUcontext ctx);
   void Return(const CopyLane &lane);
-  // Destroys every idle lane (driver close, after all I/O has drained).
+  // Destroys every idle lane and unloads the gather kernels (driver close,
+  // after all I/O has drained).
   void ReleaseAll();
+
+  // Enqueues the copy of ranges[0, n) on lane's stream, in lane's context
+  // (current on the calling thread). ranges is host memory that stays valid
+  // until the stream has passed the copy; ranges_dev is its device address
+  // when it is mapped pinned memory (0 if not). With the kernel (and
+  // ranges_dev), one launch; otherwise one cuMemcpyAsync per range.
+  CUresult Gather(const CopyLane &lane, const GatherRange *ranges, uint64_t ranges_dev, size_t n);
+  // Whether Gather uses the kernel in ctx (loads it on first call).
+  bool GatherKernelUsable(CUcontext ctx);
 
  private:
   struct Slot {
@@ -62,9 +86,17 @@ class CopyLanes {
   static constexpr size_t kSlots = 64;
   Slot &MySlot();
 
+  struct Kernel {
+    CUcontext ctx = nullptr;
+    CUmodule mod = nullptr;  // null: loading failed in ctx (not retried)
+    CUfunction fn = nullptr;
+  };
+  CUfunction KernelFor(CUcontext ctx);
+
   std::array<Slot, kSlots> slots_;
   std::mutex mu_;
-  std::vector<CopyLane> idle_;  // guarded by mu_
+  std::vector<CopyLane> idle_;   // guarded by mu_
+  std::vector<Kernel> kernels_;  // guarded by mu_
 };
 
 }  // namespace ufile

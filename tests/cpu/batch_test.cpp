@@ -2,16 +2,21 @@
 // cuFileBatchIO* on host buffers: set-up limits, bad handles and arguments,
 // mixed reads and writes over several handles, each event reported once with
 // its cookie, min_nr and timeouts, errors per entry, cancel and destroy with
-// entries in flight, and the driver's close waiting for them.
+// entries in flight, and the driver's close waiting for them; O_DIRECT files;
+// the thread-pool engine and io_uring.
 #include <cufile.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <memory>
 #include <set>
+#include <string_view>
 #include <thread>
 
+#include "core/driver.h"
+#include "core/runtime.h"
 #include "cpu/async_fixture.h"
 
 namespace ufile::test {
@@ -40,6 +45,9 @@ class BatchTest : public AsyncFixture {
     if (batch_) cuFileBatchIODestroy(batch_);
     AsyncFixture::TearDown();
   }
+  void Mixed();
+  void ShortRead();
+  void Direct();
   void SetUpBatch(unsigned nr) { ASSERT_EQ(cuFileBatchIOSetUp(&batch_, nr).err, CU_FILE_SUCCESS); }
   // Collects n events, blocking; fails on a duplicate cookie.
   std::map<uintptr_t, CUfileIOEvents_t> Collect(size_t n) {
@@ -144,7 +152,7 @@ TEST_F(BatchTest, GetStatusRefusals) {
 
 // Writes to two files and reads from a third in one submission, at odd sizes
 // and offsets; then reads the written files back.
-TEST_F(BatchTest, MixedReadsAndWritesOverSeveralHandles) {
+void BatchTest::Mixed() {
   constexpr size_t kFile = 1 << 20;
   CUfileHandle_t wa = OpenFile("a", kFile, 10), wb = OpenFile("b", kFile, 11);
   CUfileHandle_t rc = OpenFile("c", kFile, 12);
@@ -179,6 +187,10 @@ TEST_F(BatchTest, MixedReadsAndWritesOverSeveralHandles) {
     const uint8_t *have = e.opcode == CUFILE_READ ? dst.data() : (e.fh == wa ? a : b).data();
     EXPECT_EQ(0, memcmp(have + off, want + off, n)) << "cookie " << e.cookie;
   }
+}
+
+TEST_F(BatchTest, MixedReadsAndWritesOverSeveralHandles) {
+  Mixed();
 }
 
 TEST_F(BatchTest, EveryCompletionIsReportedOnceWithItsCookie) {
@@ -236,7 +248,7 @@ TEST_F(BatchTest, MinNrAndTimeout) {
   EXPECT_EQ(nr, 2u);
 }
 
-TEST_F(BatchTest, ShortReadAtEndOfFileCompletes) {
+void BatchTest::ShortRead() {
   CUfileHandle_t fh = OpenFile("f", 10000, 5);
   std::vector<char> buf(8192);
   SetUpBatch(2);
@@ -248,6 +260,94 @@ TEST_F(BatchTest, ShortReadAtEndOfFileCompletes) {
   EXPECT_EQ(got.at(1).ret, 10000u - 8192u);
   EXPECT_EQ(got.at(2).status, CUFILE_COMPLETE);
   EXPECT_EQ(got.at(2).ret, 0u);
+}
+
+TEST_F(BatchTest, ShortReadAtEndOfFileCompletes) {
+  ShortRead();
+}
+
+// An O_DIRECT file: block-aligned entries go to the engine with their group,
+// unaligned ones (offset, size or host address) through the planner; a read
+// at the end of the file is short.
+void BatchTest::Direct() {
+  if (!DirectIoSupported(dir_.path())) GTEST_SKIP() << "no O_DIRECT in " << dir_.path();
+  constexpr size_t kFile = 256 << 10;
+  const std::vector<uint8_t> data = RandomBytes(kFile, 21), src = RandomBytes(kFile, 22);
+  CUfileHandle_t fh = OpenFile("d", kFile, 21, O_RDWR | O_DIRECT);
+  // One block more than the file: the last read asks for more than is left.
+  std::unique_ptr<uint8_t, decltype(&free)> buf(
+      static_cast<uint8_t *>(aligned_alloc(4096, kFile + 8192)), &free);
+  std::unique_ptr<uint8_t, decltype(&free)> in(static_cast<uint8_t *>(aligned_alloc(4096, kFile)),
+                                               &free);
+  std::memcpy(in.get(), src.data(), kFile);
+  struct Want {
+    CUfileOpcode_t op;
+    size_t size;
+    off_t off;     // file and buffer offset
+    size_t bytes;  // expected result
+  };
+  const std::vector<Want> want = {
+      {CUFILE_READ, 4096, 0, 4096},
+      {CUFILE_READ, 8192, 8192, 8192},
+      {CUFILE_READ, 3000, 40000, 3000},
+      {CUFILE_READ, 4096, 65536 + 1, 4096},
+      {CUFILE_WRITE, 4096, 131072, 4096},
+      {CUFILE_WRITE, 5000, 150001, 5000},
+      {CUFILE_READ, 8192, kFile - 4096, 4096},
+  };
+  SetUpBatch(static_cast<unsigned>(want.size()));
+  std::vector<CUfileIOParams_t> p;
+  for (size_t i = 0; i < want.size(); ++i) {
+    const Want &w = want[i];
+    uint8_t *mem = w.op == CUFILE_READ ? buf.get() : in.get();
+    // The read into an unaligned address stays at a file offset that is aligned.
+    const off_t file_off = w.off == 65536 + 1 ? 65536 : w.off;
+    p.push_back(Entry(w.op, fh, mem, w.size, file_off, w.off, i + 1));
+  }
+  ASSERT_EQ(cuFileBatchIOSubmit(batch_, p.size(), p.data(), 0).err, CU_FILE_SUCCESS);
+  auto got = Collect(p.size());
+  ASSERT_EQ(got.size(), p.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const CUfileIOEvents_t &ev = got.at(i + 1);
+    ASSERT_EQ(ev.status, CUFILE_COMPLETE) << i << ": ret " << static_cast<int64_t>(ev.ret);
+    EXPECT_EQ(ev.ret, want[i].bytes) << i;
+    if (want[i].op != CUFILE_READ) continue;
+    const size_t file_off = p[i].u.batch.file_offset;
+    EXPECT_EQ(0, memcmp(buf.get() + want[i].off, data.data() + file_off, want[i].bytes)) << i;
+  }
+  const std::vector<uint8_t> after = ReadWholeFile(dir_.File("d"));
+  ASSERT_EQ(after.size(), kFile);
+  EXPECT_EQ(0, memcmp(after.data() + 131072, src.data() + 131072, 4096));
+  EXPECT_EQ(0, memcmp(after.data() + 150001, src.data() + 150001, 5000));
+  EXPECT_EQ(0, memcmp(after.data(), data.data(), 131072)) << "bytes outside the writes changed";
+}
+
+TEST_F(BatchTest, DirectIoAlignedAndUnalignedEntries) {
+  Direct();
+}
+
+// The same with the io_uring engine, where a group's entries go to the ring
+// in one submission.
+class BatchUringTest : public BatchTest {
+ protected:
+  void SetUp() override {
+    BatchTest::SetUp();
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    ASSERT_TRUE(g.ok());
+    if (std::string_view(g->runtime().engine().name()) != "io_uring")
+      GTEST_SKIP() << "io_uring is not usable here (the engine fell back to POSIX)";
+  }
+  ScopedEnv uring_env_{"UFILE_ENGINE", std::string("io_uring")};
+};
+
+TEST_F(BatchUringTest, MixedReadsAndWritesOverSeveralHandles) {
+  Mixed();
+}
+TEST_F(BatchUringTest, ShortReadAtEndOfFileCompletes) {
+  ShortRead();
+}
+TEST_F(BatchUringTest, DirectIoAlignedAndUnalignedEntries) {
+  Direct();
 }
 
 }  // namespace

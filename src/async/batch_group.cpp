@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "async/batch_group.h"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <memory>
+#include <vector>
+
+#include "async/async_io.h"
+#include "core/io_validate.h"
+#include "core/log.h"
+#include "core/runtime.h"
+#include "core/transfer.h"
+#include "gpu/copy_lanes.h"
+#include "gpu/cuda_api.h"
+#include "trace/trace.h"
+
+namespace ufile {
+namespace {
+
+constexpr const char *kSubmit = "cuFileBatchIOSubmit";
+constexpr size_t kPage = 4096;
+// The staging buffer's first page holds the gather ranges.
+constexpr size_t kMaxStaged = kPage / sizeof(GatherRange);
+
+size_t RoundUp(size_t v) {
+  return (v + kPage - 1) / kPage * kPage;
+}
+
+// Enum fields read as ints: a user may store any value there, and loading an
+// out-of-range enumerator is undefined behaviour.
+template <class E>
+int RawEnum(const E &field) {
+  static_assert(sizeof(E) == sizeof(int));
+  int v;
+  std::memcpy(&v, &field, sizeof v);
+  return v;
+}
+
+Status RefuseEntry(const CUfileIOParams_t &p, const char *why, int value) {
+  UFILE_LOG_ERROR("%s: entry with cookie %p refused: %s %d", kSubmit, p.cookie, why, value);
+  return Status::Op(CU_FILE_INVALID_VALUE);
+}
+
+void Finish(GroupEntry &e, const Result<size_t> &r) {
+  e.event.cookie = e.params.cookie;
+  if (r.ok()) {
+    e.event.status = CUFILE_COMPLETE;
+    e.event.ret = r.value();
+  } else {
+    e.event.status = CUFILE_FAILED;
+    e.event.ret = static_cast<size_t>(NegativeError(r.status()));
+  }
+  e.done = true;
+}
+
+void Cancel(GroupEntry &e) {
+  e.event = CUfileIOEvents_t{e.params.cookie, CUFILE_CANCELED, 0};
+  e.done = true;
+}
+
+// An entry that passed the checks.
+struct Item {
+  GroupEntry *entry = nullptr;
+  std::shared_ptr<FileHandle> file;
+  IoRequest req;
+  bool fast = false;      // goes to the engine with the group
+  bool staged = false;    // device memory: through its staging slot
+  size_t stage_off = 0;   // the slot, from the staging buffer's start
+  CUcontext ctx = nullptr;
+  EngineOp op;
+};
+
+class Group {
+ public:
+  Group(Runtime &rt, GroupEntry *e, size_t n, const std::function<bool()> &canceled)
+      : rt_(rt), entries_(e), n_(n), canceled_(canceled) {}
+
+  void Run() {
+    items_.reserve(n_);
+    for (size_t i = 0; i < n_; ++i) Check(entries_[i]);
+    if (!Classify()) return;
+    RunFast();
+    for (Item &it : items_)
+      if (!it.fast && !it.entry->done) RunSlow(it);
+  }
+
+ private:
+  // Checks an entry as cuFileRead/Write would; a refused one is finished.
+  void Check(GroupEntry &e) {
+    const CUfileIOParams_t &p = e.params;
+    const int mode = RawEnum(p.mode);
+    const int op = RawEnum(p.opcode);
+    if (mode != CUFILE_BATCH) return Finish(e, RefuseEntry(p, "mode", mode));
+    if (op != CUFILE_READ && op != CUFILE_WRITE) return Finish(e, RefuseEntry(p, "opcode", op));
+    const auto &b = p.u.batch;
+    const IoArgs a{p.fh, b.devPtr_base, b.size, b.file_offset, b.devPtr_offset, op == CUFILE_WRITE};
+    Status s = CheckIoArgs(kSubmit, a);
+    if (!s.ok()) return Finish(e, s);
+    Result<std::shared_ptr<FileHandle>> file = LookupHandle(kSubmit, rt_, a.fh);
+    if (!file.ok()) return Finish(e, file.status());
+    s = CheckAccess(kSubmit, **file, a.write);
+    if (!s.ok()) return Finish(e, s);
+    if (a.size == 0) return Finish(e, size_t{0});
+    Result<IoRequest> req = BuildRequest(kSubmit, rt_, **file, a);
+    if (!req.ok()) return Finish(e, req.status());
+    Item it;
+    it.entry = &e;
+    it.file = std::move(*file);
+    it.req = *req;
+    items_.push_back(std::move(it));
+  }
+
+  // Whether it can go to the engine with the group: a plain file, small,
+  // and block-aligned for O_DIRECT (staging slots are page-aligned).
+  static bool Fits(const Item &it) {
+    const FileHandle &f = *it.file;
+    if (f.is_fs_ops() || it.req.size > kGroupMaxEntry) return false;
+    if (!f.direct()) return true;
+    const size_t al = f.align();
+    const bool host_ok =
+        it.req.mem_info.needs_copy() || reinterpret_cast<uintptr_t>(it.req.mem) % al == 0;
+    return static_cast<uint64_t>(it.req.file_off) % al == 0 && it.req.size % al == 0 && host_ok;
+  }
+
+  // Picks the fast items, their descriptors and staging slots; leases the
+  // staging buffer. False (every entry finished) if that fails.
+  bool Classify() {
+    size_t staged_bytes = 0, staged = 0;
+    const size_t room = std::min(kGroupStageBytes, rt_.staging().largest() - kPage);
+    for (Item &it : items_) {
+      if (!Fits(it)) continue;
+      const bool copy = it.req.mem_info.needs_copy();
+      if (copy && (staged == kMaxStaged || staged_bytes + RoundUp(it.req.size) > room)) continue;
+      const FileHandle &f = *it.file;
+      if (copy) {
+        Result<CUcontext> ctx = rt_.contexts().ContextFor(it.req.mem_info);
+        if (!ctx.ok()) {
+          Finish(*it.entry, ctx.status());
+          continue;
+        }
+        it.ctx = *ctx;
+        it.staged = true;
+        it.stage_off = kPage + staged_bytes;
+        staged_bytes += RoundUp(it.req.size);
+        ++staged;
+      }
+      it.fast = true;
+      it.op.write = it.req.write;
+      it.op.fd = f.fd();  // aligned O_DIRECT entries only: no buffered descriptor needed
+      it.op.len = it.req.size;
+      it.op.off = it.req.file_off;
+      it.op.align = f.direct() ? f.align() : 1;
+      it.op.buf = it.req.mem;  // staged ones point into the lease below
+    }
+    if (staged == 0) return true;
+    Result<StagingLease> lease = rt_.staging().Lease(kPage + staged_bytes);
+    if (!lease.ok()) {
+      for (Item &it : items_)
+        if (it.staged) Finish(*it.entry, lease.status());
+      return false;
+    }
+    stage_ = std::move(*lease);
+    for (Item &it : items_)
+      if (it.staged) it.op.buf = static_cast<char *>(stage_.data()) + it.stage_off;
+    return true;
+  }
+
+  void RunFast() {
+    GatherAll(false);  // device -> staging for the writes
+    std::vector<EngineOp> ops;
+    std::vector<Item *> who;
+    for (Item &it : items_) {
+      if (!it.fast || it.entry->done) continue;
+      ops.push_back(it.op);
+      who.push_back(&it);
+    }
+    Engine &engine = rt_.engine();
+    const size_t step = std::max<size_t>(1, engine.together());
+    for (size_t i = 0; i < ops.size(); i += step) {
+      if (canceled_()) {
+        for (size_t j = i; j < ops.size(); ++j) Cancel(*who[j]->entry);
+        break;
+      }
+      const size_t k = std::min(step, ops.size() - i);
+      for (size_t j = i; j < i + k; ++j) trace::IoStart(ops[j].write, ops[j].fd, ops[j].off, ops[j].len);
+      engine.RunMany(&ops[i], k);
+      for (size_t j = i; j < i + k; ++j) {
+        const EngineOp &op = ops[j];
+        Item &it = *who[j];
+        it.op.result = op.result;
+        trace::IoDone(op.write, op.fd, op.off, op.len,
+                      op.result.ok() ? static_cast<int64_t>(op.result.value())
+                                     : NegativeError(op.result.status()));
+        // Staged reads finish after their copy to the device.
+        if (!it.staged || op.write || !op.result.ok() || op.result.value() == 0)
+          Finish(*it.entry, op.result);
+      }
+    }
+    GatherAll(true);  // staging -> device for the reads
+  }
+
+  // One GPU copy per context for the staged entries still running in one
+  // direction: to_device (reads, their bytes read) or from the device
+  // (writes, their whole size).
+  void GatherAll(bool to_device) {
+    std::vector<CUcontext> ctxs;
+    for (const Item &it : items_)
+      if (it.staged && !it.entry->done && it.req.write != to_device &&
+          std::find(ctxs.begin(), ctxs.end(), it.ctx) == ctxs.end())
+        ctxs.push_back(it.ctx);
+    for (CUcontext ctx : ctxs) Gather(ctx, to_device);
+  }
+
+  void Gather(CUcontext ctx, bool to_device) {
+    CudaApi &api = Cuda();
+    ScopedContext scope(ctx);
+    auto *host = static_cast<char *>(stage_.data());
+    CUdeviceptr dev = 0;
+    if (!stage_.pinned() ||
+        api.cuPointerGetAttribute(&dev, CU_POINTER_ATTRIBUTE_DEVICE_POINTER,
+                                  reinterpret_cast<CUdeviceptr>(host)) != CUDA_SUCCESS)
+      dev = 0;
+    const uint64_t base = dev ? static_cast<uint64_t>(dev) : reinterpret_cast<uint64_t>(host);
+    auto *ranges = reinterpret_cast<GatherRange *>(host);
+    std::vector<Item *> mine;
+    for (Item &it : items_) {
+      if (!it.staged || it.entry->done || it.ctx != ctx || it.req.write == to_device) continue;
+      const uint64_t stage = base + it.stage_off;
+      const auto user = reinterpret_cast<uint64_t>(it.req.mem);
+      const uint64_t len = to_device ? *it.op.result : it.req.size;
+      ranges[mine.size()] = to_device ? GatherRange{stage, user, len} : GatherRange{user, stage, len};
+      mine.push_back(&it);
+    }
+    Result<LaneLease> lane = rt_.lanes().Lease(ctx);
+    Status failed;
+    if (!lane.ok()) {
+      failed = lane.status();
+    } else {
+      CUresult res = rt_.lanes().Gather(**lane, ranges, dev, mine.size());
+      if (res == CUDA_SUCCESS) res = api.cuStreamSynchronize((*lane)->stream);
+      if (res != CUDA_SUCCESS) {
+        UFILE_LOG_ERROR("%s: copying %zu staged entries %s the GPU failed: %s", kSubmit,
+                        mine.size(), to_device ? "to" : "from", CudaErrorString(res).c_str());
+        failed = Status::Cuda(res);
+      }
+    }
+    for (Item *it : mine) {
+      if (!failed.ok())
+        Finish(*it->entry, failed);
+      else if (to_device)
+        Finish(*it->entry, it->op.result);
+    }
+  }
+
+  // Through ExecuteIo, as a synchronous call would run it.
+  void RunSlow(Item &it) {
+    if (canceled_()) return Cancel(*it.entry);
+    const IoRequest &req = it.req;
+    trace::Range range(trace::RangeKind::kBatchSubmit, req.size);
+    const int fd = it.file->is_fs_ops() ? -1 : it.file->fd();
+    trace::IoStart(req.write, fd, req.file_off, req.size);
+    Result<size_t> r = ExecuteIo(rt_, req);
+    trace::IoDone(req.write, fd, req.file_off, req.size,
+                  r.ok() ? static_cast<int64_t>(*r) : NegativeError(r.status()));
+    Finish(*it.entry, r);
+  }
+
+  Runtime &rt_;
+  GroupEntry *entries_;
+  size_t n_;
+  const std::function<bool()> &canceled_;
+  std::vector<Item> items_;
+  StagingLease stage_;
+};
+
+}  // namespace
+
+bool Groupable(const CUfileIOParams_t &p) {
+  return p.u.batch.size <= kGroupMaxEntry;
+}
+
+size_t GroupCost(const CUfileIOParams_t &p) {
+  return Groupable(p) ? RoundUp(p.u.batch.size) : 0;
+}
+
+void RunGroup(Runtime &rt, GroupEntry *entries, size_t n,
+              const std::function<bool()> &canceled) noexcept {
+  try {
+    Group(rt, entries, n, canceled).Run();
+  } catch (const std::exception &e) {  // a pool thread must not unwind
+    UFILE_LOG_ERROR("%s: %zu entries: internal error: %s", kSubmit, n, e.what());
+  } catch (...) {
+    UFILE_LOG_ERROR("%s: %zu entries: internal error", kSubmit, n);
+  }
+  for (size_t i = 0; i < n; ++i)
+    if (!entries[i].done) Finish(entries[i], Status::Op(CU_FILE_INTERNAL_ERROR));
+}
+
+}  // namespace ufile
