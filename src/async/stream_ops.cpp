@@ -12,6 +12,7 @@
 #include "async/async_io.h"
 #include "async/flag_pool.h"
 #include "async/stream_backend.h"
+#include "async/stream_executor.h"
 #include "async/stream_watcher.h"
 #include "core/driver.h"
 #include "core/log.h"
@@ -139,9 +140,10 @@ void Complete(StreamOp *op, ssize_t result) {
   op->file.reset();
   std::atomic_ref<uint32_t>(*Go(op)).store(1, std::memory_order_release);
   Drop(op);
+  StreamWatcher::Get().Kick();  // the stream moves on now: watch closely
 }
 
-// On a pool thread, once the stream has reached the operation.
+// On a stream executor thread, once the stream has reached the operation.
 void RunOp(StreamOp *op) noexcept {
   ssize_t result = 0;
   try {
@@ -167,7 +169,9 @@ bool OnReached(void *data) noexcept {
   }
   const bool marker = !op->leak_slot;  // read before the worker may delete op
   try {
-    op->guard->workers().Post([op] { RunOp(op); });
+    // Not on a pool thread: the I/O spreads over the pool like a
+    // synchronous call's (async/stream_executor.h).
+    StreamExecutor::Get().Run([op] { RunOp(op); });
   } catch (...) {
     Complete(op, -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR));
   }

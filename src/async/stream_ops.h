@@ -7,10 +7,11 @@
 //   1. cuStreamWriteValue32(reach = 1): the stream has reached it;
 //   2. cuStreamWaitValue32(go == 1): the stream waits for the I/O;
 //   3. cuStreamWriteValue32(reach = 2): the stream has passed it.
-// ufile's stream watcher (async/stream_watcher.h) sees 1, posts the I/O to
-// the worker pool; the worker reads the parameters not fixed by
-// registration, runs the I/O through ExecuteIo (its own copy streams),
-// stores *bytes_p and sets go. The watcher sees 2 and retires the operation
+// ufile's stream watcher (async/stream_watcher.h) sees 1, hands the I/O to
+// a stream executor thread (async/stream_executor.h), which reads the
+// parameters not fixed by registration, runs the I/O through ExecuteIo
+// (spread over the I/O pool and its copy lanes, as a synchronous call of
+// that size would be), stores *bytes_p and sets go. The watcher sees 2 and retires the operation
 // (frees the slot, drops the driver guard). No CUDA host function is used:
 // CUDA runs them on one thread for all streams, which serializes independent
 // streams. A stream is held only while its own I/O runs.

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "async/stream_watcher.h"
 
+#include <sys/prctl.h>
+
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -9,11 +11,21 @@ namespace ufile {
 namespace {
 constexpr auto kIdleExit = std::chrono::milliseconds(200);
 constexpr auto kMaxDelay = std::chrono::microseconds(100);
+// The kernel may stretch a timed sleep by the thread's timer slack (50 us by
+// default), which would make every short poll interval 50 us or more.
+constexpr unsigned long kTimerSlackNs = 2000;
 }  // namespace
 
 StreamWatcher &StreamWatcher::Get() {
   static StreamWatcher *w = new StreamWatcher();  // never destroyed; its thread may outlive main
   return *w;
+}
+
+void StreamWatcher::Kick() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!running_) return;
+  kicked_ = true;
+  cv_.notify_one();
 }
 
 void StreamWatcher::Watch(const uint32_t *reach, ReachedFn reached, PassedFn passed, void *arg) {
@@ -56,6 +68,7 @@ bool StreamWatcher::Poll(std::vector<Entry> &entries, std::atomic<size_t> &count
 }
 
 void StreamWatcher::Loop() {
+  prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);
   std::vector<Entry> entries;
   std::chrono::microseconds delay{0};
   std::unique_lock<std::mutex> lock(mu_);
@@ -67,17 +80,19 @@ void StreamWatcher::Loop() {
     }
     entries.insert(entries.end(), added_.begin(), added_.end());
     added_.clear();
+    const bool kicked = kicked_;
+    kicked_ = false;
     lock.unlock();
     const bool moved = Poll(entries, count_);
     lock.lock();
-    if (moved || entries.empty()) {
+    if (moved || kicked || entries.empty()) {
       delay = std::chrono::microseconds(0);
       continue;
     }
-    // Nothing moved: back off (new operations wake us at once).
+    // Nothing moved: back off (new operations and kicks wake us at once).
     delay = std::min<std::chrono::microseconds>(
         kMaxDelay, std::max<std::chrono::microseconds>(std::chrono::microseconds(1), delay * 2));
-    cv_.wait_for(lock, delay, [this] { return !added_.empty(); });
+    cv_.wait_for(lock, delay, [this] { return !added_.empty() || kicked_; });
   }
 }
 

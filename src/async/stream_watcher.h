@@ -8,7 +8,9 @@
 // thread for all streams, which would serialize independent streams.
 // The thread starts with the first watched operation and ends after a short
 // idle period; it polls with a backoff of at most 100 us while operations
-// are watched and sleeps otherwise.
+// are watched and sleeps otherwise. Kick() restarts the backoff from zero:
+// an operation's I/O calls it when it lets its stream go, since the stream
+// is then likely to reach (or pass) a watched word within microseconds.
 // Thread-safety: Watch() may be called from any thread.
 #pragma once
 
@@ -32,6 +34,8 @@ class StreamWatcher {
   // or until reached() returns false.
   void Watch(const uint32_t *reach, ReachedFn reached, PassedFn passed, void *arg);
   size_t watched() const { return count_.load(); }
+  // Polls again at once, then backs off from the shortest interval.
+  void Kick();
 
  private:
   struct Entry {
@@ -50,6 +54,7 @@ class StreamWatcher {
   std::condition_variable cv_;
   std::vector<Entry> added_;  // guarded by mu_; not yet taken by the thread
   bool running_ = false;      // guarded by mu_
+  bool kicked_ = false;       // guarded by mu_
   std::atomic<size_t> count_{0};
 };
 

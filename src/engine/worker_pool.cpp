@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/worker_pool.h"
 
-
 #include <memory>
 
 namespace ufile {
@@ -30,6 +29,7 @@ void WorkerPool::Post(std::function<void()> fn) {
 
 namespace {
 thread_local bool t_in_pool = false;
+thread_local bool t_io_thread = false;  // MarkIoThread
 
 // Shared by one Run() and its helper tasks. A helper that has not started
 // when the caller finishes never starts, so the caller never waits behind
@@ -43,7 +43,8 @@ struct RunState {
 };
 }  // namespace
 
-bool WorkerPool::InPoolThread() { return t_in_pool; }
+bool WorkerPool::InPoolThread() { return t_in_pool || t_io_thread; }
+void WorkerPool::MarkIoThread() { t_io_thread = true; }
 
 void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   // A pool thread never waits for other pool threads: that could deadlock.

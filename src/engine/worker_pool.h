@@ -36,8 +36,12 @@ class WorkerPool {
   // Queues fn to run on a pool thread (asynchronous work: batch, streams).
   void Post(std::function<void()> fn);
   size_t size() const { return threads_.size(); }
-  // Whether the calling thread is a pool thread (of any pool).
+  // Whether the calling thread is a ufile I/O thread: a pool thread (of any
+  // pool) or one that called MarkIoThread.
   static bool InPoolThread();
+  // Marks the calling thread as a ufile I/O thread that is not a pool thread
+  // (its Run calls still offer work to pool threads).
+  static void MarkIoThread();
 
  private:
   void Loop();

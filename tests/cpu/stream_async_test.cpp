@@ -7,7 +7,10 @@
 #include <cufile.h>
 #include <gtest/gtest.h>
 
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "async/flag_pool.h"
@@ -134,6 +137,53 @@ TEST_F(StreamAsync, StreamsProceedIndependently) {
   s1_.Sync();
   EXPECT_EQ(bytes, 65536);
   EXPECT_TRUE(Holds(0, 0, 2 * 65536));
+}
+
+// Holds each pread of one descriptor until preads of it have entered on two
+// threads (or 20 s have passed, which the test reports).
+class Rendezvous : public SysOps {
+ public:
+  explicit Rendezvous(int fd) : fd_(fd) {}
+  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
+    if (fd == fd_) {
+      std::unique_lock<std::mutex> lock(mu_);
+      threads_.insert(std::this_thread::get_id());
+      cv_.notify_all();
+      cv_.wait_for(lock, std::chrono::seconds(20), [&] { return threads_.size() >= 2; });
+    }
+    return SysOps::Pread(fd, buf, len, off);
+  }
+  size_t threads() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_.size();
+  }
+
+ private:
+  int fd_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::set<std::thread::id> threads_;
+};
+
+// A large stream operation is split over the I/O pool like a synchronous
+// call (it does not run on one thread): its reads meet on two threads.
+TEST_F(StreamAsync, LargeOperationSpreadsOverThePool) {
+  while (cuFileUseCount() > 0) ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
+  ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM, 2).err,
+            CU_FILE_SUCCESS);
+  Reopen(0);
+  int fd = -1;
+  CUfileHandle_t fh = OpenFile("big", kFile, 42, O_RDWR, &fd);
+  Rendezvous meet(fd);
+  ScopedSysOps install(&meet);
+  size_t size = kFile;
+  off_t off = 0, boff = 0;
+  ssize_t bytes = 0;
+  ASSERT_EQ(Read(&size, &off, &boff, &bytes, s1_, fh).err, CU_FILE_SUCCESS);
+  s1_.Sync();
+  EXPECT_EQ(bytes, static_cast<ssize_t>(kFile));
+  EXPECT_TRUE(Holds(0, 0, kFile));
+  EXPECT_GE(meet.threads(), 2u) << "the operation ran on one thread";
 }
 
 TEST_F(StreamAsync, ManyOperationsReuseFlagSlots) {
