@@ -24,7 +24,12 @@ int RunSingle(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
   mp.seconds = opt.seconds;
   mp.passes = opt.passes;
   mp.cold = opt.cold;
-  mp.verify = opt.verify ? VerifyMode::kInline : VerifyMode::kNone;
+  // -V checks inside the timed runs; with --verify-bytes, in a pass after them
+  // (the timed runs then measure the transfer alone, as --compare does).
+  mp.verify = !opt.verify        ? VerifyMode::kNone
+              : opt.verify_pass ? VerifyMode::kPass
+                                : VerifyMode::kInline;
+  mp.verify_bytes = opt.verify_bytes;
   mp.progress = !opt.quiet && isatty(STDERR_FILENO);
   int rc = 0;
   for (uint64_t io : opt.io_sizes) {
@@ -36,10 +41,14 @@ int RunSingle(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
     PrintCacheNote(ctx, row.cache);
     if (!row.error.empty() || row.verified == Verified::kFailed) rc = 1;
   }
-  if (opt.verify && !opt.json)
+  if (opt.verify && !opt.json && !opt.verify_pass)
     std::printf(
         "verify: every byte read was checked (writes read back); the figures include "
         "the checking\n");
+  if (opt.verify && !opt.json && opt.verify_pass)
+    std::printf("verify: a pass after each row's timed runs checked its first %s through the same "
+                "transfer (writes read back)\n",
+                SizeText(opt.verify_bytes).c_str());
   return rc;
 }
 

@@ -41,7 +41,8 @@ const char kUsage[] =
     "  --compare       pinned-copy, raw, cpu, naive (best of a sweep), nvidia, ufile\n"
     "  --lib PATH      a libcufile.so to dlopen for the cuFile rows instead of the linked-in\n"
     "                  ufile (-x nvidia: default /usr/local/cuda/lib64/libcufile.so.0)\n"
-    "  --verify-bytes SIZE  with --compare -V: bytes checked after each row (default 1G)\n"
+    "  --verify-bytes SIZE  with -V: bytes checked in a pass after each row's timed runs\n"
+    "                  (--compare: default 1G; single rows: instead of inside the timed runs)\n"
     "  --json-file PATH     also append each row as JSON to PATH\n"
     "  --devio K=V,...      device/device-chase knobs (docs/BENCHMARKS.md)\n";
 
@@ -181,6 +182,7 @@ int ApplyOption(int c, const char *arg, Options *o) {
     case 'I':
       return ParseOp(arg, &o->op) ? 0 : Fail("unknown operation", arg);
     case kVerifyBytes:
+      o->verify_pass = true;
       return ParseSize(arg, &o->verify_bytes) ? 0 : Fail("bad size", arg);
     case 'h':
       std::fputs(kUsage, stdout);

@@ -37,6 +37,7 @@ struct Options {
   unsigned batch = 128;                           // -B: I/Os per batch (batch) or in flight (async)
   std::string lib;                                // --lib: a libcufile.so to dlopen for -x nvidia
   uint64_t verify_bytes = 1ull << 30;             // --verify-bytes: cap of compare's check pass
+  bool verify_pass = false;                       // --verify-bytes given: single rows check in a pass
   bool quiet = false;                             // -q: no progress line
   std::string devio;                              // --devio: device rows' knobs (xfer_device.h)
 
