@@ -64,6 +64,7 @@ void DecodeKnobs(ByteReader &r, Knobs *k) {
   k->max_request_parallelism = kParallelism[b % 4];
   k->io_batchsize = kBatchSize[(b / 4) % 3];
   k->prefer_io_uring = (b / 12) % 2;
+  k->parallel_io = (b / 24) % 2 == 0;
 }
 
 // The file and the memory back at the pattern. m.file holds what the last

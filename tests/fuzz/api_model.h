@@ -80,6 +80,7 @@ struct Knobs {
   size_t max_request_parallelism = 0;
   size_t io_batchsize = 128;
   bool prefer_io_uring = true;
+  bool parallel_io = true;
 };
 
 struct Model {

@@ -64,6 +64,9 @@ void Sequence::StageKnobsIfClosed() {
   ExpectStatus("cuFileSetParameterBool",
                cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, k.prefer_io_uring),
                CU_FILE_SUCCESS);
+  ExpectStatus("cuFileSetParameterBool",
+               cuFileSetParameterBool(CUFILE_PARAM_EXECUTION_PARALLEL_IO, k.parallel_io),
+               CU_FILE_SUCCESS);
 }
 
 void Sequence::DriverOpen() {

@@ -28,10 +28,10 @@ def u32(v):
     return struct.pack("<I", v & 0xFFFFFFFF)
 
 
-def knobs(direct_kb=0, threshold=0, threads=1, parallel=0, batch=2, uring=1):
+def knobs(direct_kb=0, threshold=0, threads=1, parallel=0, batch=2, uring=1, split=1):
     """Indices into the tables of api_fuzzer.cpp DecodeKnobs."""
     a = direct_kb + 5 * threshold + 20 * (threads - 1)
-    b = parallel + 4 * batch + 12 * uring
+    b = parallel + 4 * batch + 12 * uring + 24 * (1 - split)
     return u8(a) + u8(b)
 
 
@@ -112,7 +112,7 @@ SEEDS = {
     "odirect_unaligned": knobs(direct_kb=0, threshold=0, threads=2) + register(RDWR_DIRECT) +
     write(0, 0, 10000, 4097, 3, misalign=1) + read(0, 2, 12345, 4000, 0, misalign=3) +
     register(RDONLY) + read(1, 1, 30000, 250000),
-    "read_past_end": knobs() + register(RDONLY) + read(0, 0, 8192, 260000) +
+    "read_past_end": knobs(uring=0, split=0) + register(RDONLY) + read(0, 0, 8192, 260000) +
     read(0, 1, 100, 300000),
     "access_modes": knobs() + register(RDONLY) + register(WRONLY) + write(0, 0, 100, 0) +
     read(1, 0, 100, 0) + write(1, 2, 4096, 8192) + u8(DEREGISTER) + handle(1) +
