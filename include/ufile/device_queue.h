@@ -139,6 +139,16 @@ UFILE_DEVIO_HD u64 LoadAcquireGpu64(const u64 *p) {
 #endif
 }
 
+UFILE_DEVIO_HD u64 LoadRelaxed64(const u64 *p) {
+#ifdef __CUDA_ARCH__
+  u64 v;
+  asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_RELAXED);
+#endif
+}
+
 UFILE_DEVIO_HD void StoreReleaseGpu64(u64 *p, u64 v) {
 #ifdef __CUDA_ARCH__
   asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
@@ -303,9 +313,8 @@ UFILE_DEVIO_HD uint8_t *Staging(const ufile_devio_view_t &v, const ufile_devio_q
 
 // The submission for bytes [done, len) of a request on slot.
 UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                               uint32_t slot, uint32_t gen, bool write, unsigned file, int64_t off,
-                               uint64_t len, uint64_t done) {
-  const ufile_devio_file_t f = v.files[file];
+                               const ufile_devio_file_t &f, uint32_t slot, uint32_t gen, bool write,
+                               int64_t off, uint64_t len, uint64_t done) {
   SqeArgs a;
   a.off = static_cast<uint64_t>(off) + done;
   a.addr = q.staging_host + static_cast<uint64_t>(slot) * v.staging_bytes + done;
@@ -319,6 +328,14 @@ UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_qu
   a.user_data = slot | (static_cast<uint64_t>(gen) << 32);
   a.buf_index = q.buf_index;
   return a;
+}
+
+// The same, for the file with index file of the set.
+UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                               uint32_t slot, uint32_t gen, bool write, unsigned file, int64_t off,
+                               uint64_t len, uint64_t done) {
+  const ufile_devio_file_t f = v.files[file];
+  return MakeSqe(v, q, f, slot, gen, write, off, len, done);
 }
 
 // Writes the entry for position pos (templates: slot's own entry, named by
@@ -381,7 +398,7 @@ UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue
   const uint32_t start = LoadRelaxed32(&q.ctl->claim_hint);
   for (uint32_t i = 0; i < v.depth; ++i) {
     const uint32_t s = (start + i) & mask;
-    const u64 cur = LoadAcquireGpu64(&q.slots[s]);
+    const u64 cur = LoadRelaxed64(&q.slots[s]);  // the CAS acquires
     if (SlotState(cur) != kSlotFree) continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
     if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
@@ -401,7 +418,7 @@ UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_
 // the slots after setting closing; the fence orders claim before check).
 UFILE_DEVIO_HD int CheckOpen(const ufile_devio_view_t &v) {
   FenceGpu();
-  return LoadAcquireSys(v.closing) ? -UFILE_DEVIO_ESHUTDOWN : 0;
+  return LoadRelaxedSys32(v.closing) ? -UFILE_DEVIO_ESHUTDOWN : 0;
 }
 
 // Claims a slot, waiting until deadline when all are in use: the slot, or
@@ -416,7 +433,7 @@ UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t 
       Release(q, static_cast<uint32_t>(s), *gen);
       return open;
     }
-    if (LoadAcquireSys(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
+    if (LoadRelaxedSys32(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
     if (NowNs() >= deadline) return -UFILE_DEVIO_EBUSY;
     Backoff(v.poll_ns);
   }
@@ -497,63 +514,65 @@ UFILE_DEVIO_HD void ClearCqe(const ufile_devio_cqe_t *e) {
 #endif
 }
 
-// Consumes the completions posted so far; the caller holds the queue's
-// reaper lock. Default: polls the CQEs at the head themselves (consumed
-// entries are re-marked empty), four per host round trip; with
-// UFILE_DEVIO_OPT_TAIL_POLL it reads the CQ tail first, as io_uring's own
-// consumers do. The ring's head is stored back every depth/2 entries: the
-// CQ holds 2 x depth entries and at most depth are in flight, so the kernel
-// never finds it full. Returns how many were consumed.
+// The reaper lock and the count of consumed completions share one word
+// (cq_state = head << 32 | locked), so taking the lock also reads the head.
+UFILE_DEVIO_HD bool TryLockReaper(const ufile_devio_queue_t &q, uint32_t *head) {
+  const u64 w = LoadRelaxed64(&q.ctl->cq_state);
+  if ((w & 1) || Cas64(&q.ctl->cq_state, w, w | 1) != w) return false;
+  *head = static_cast<uint32_t>(w >> 32);
+  return true;
+}
+UFILE_DEVIO_HD void UnlockReaper(const ufile_devio_queue_t &q, uint32_t head) {
+  StoreReleaseGpu64(&q.ctl->cq_state, static_cast<u64>(head) << 32);
+}
+
+// Consumes the completions posted after head (the caller holds the reaper
+// lock); returns the new head. Default: reads the CQ tail, then the entries
+// below it, four per host round trip, as io_uring's own consumers do; the
+// ring's head is stored back every depth/2 entries (the CQ holds 2 x depth
+// entries and at most depth are in flight, so the kernel never finds it
+// full). UFILE_DEVIO_OPT_CQE_POLL reads the next entries themselves and
+// marks each consumed one empty; that mark must reach host memory before
+// the kernel may reuse the entry, so the head is stored (release, system
+// scope) by the same thread after every reap.
 UFILE_DEVIO_HD uint32_t ReapLocked(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                                   Self *self) {
+                                   uint32_t head, Self *self) {
   ufile_devio_qctl_t *c = q.ctl;
-  uint32_t head = LoadRelaxed32(&c->cq_head);
   const uint32_t start = head;
-  if (v.options & UFILE_DEVIO_OPT_TAIL_POLL) {
-    const uint32_t tail = LoadAcquireSys(q.cq_tail);
-    for (; head != tail; ++head) {
-      const Cqe e = LoadCqe(&q.cqes[head & q.cq_mask]);
-      Deliver(v, q, e.user_data, e.res, self);
+  const bool cqe_poll = (v.options & UFILE_DEVIO_OPT_CQE_POLL) != 0;
+  const uint32_t tail = cqe_poll ? 0 : LoadAcquireSys(q.cq_tail);
+  if (!cqe_poll && tail == head) return head;
+  for (;;) {
+    Cqe e[4];
+    for (uint32_t k = 0; k < 4; ++k) e[k] = LoadCqe(&q.cqes[(head + k) & q.cq_mask]);
+    uint32_t k = 0;
+    for (; k < 4; ++k) {
+      if (cqe_poll ? !e[k].posted() : head + k == tail) break;
+      if (cqe_poll) ClearCqe(&q.cqes[(head + k) & q.cq_mask]);
+      Deliver(v, q, e[k].user_data, e[k].res, self);
     }
-  } else {
-    for (;;) {
-      Cqe e[4];
-      for (uint32_t k = 0; k < 4; ++k) e[k] = LoadCqe(&q.cqes[(head + k) & q.cq_mask]);
-      uint32_t k = 0;
-      for (; k < 4 && e[k].posted(); ++k) {
-        ClearCqe(&q.cqes[(head + k) & q.cq_mask]);
-        Deliver(v, q, e[k].user_data, e[k].res, self);
-      }
-      head += k;
-      if (k < 4) break;
-    }
+    head += k;
+    if (k < 4) break;
   }
   const uint32_t n = head - start;
   if (n) {
-    StoreReleaseGpu32(&c->cq_head, head);
     Count(&c->reaped, n);
-    const uint32_t every = v.depth / 2 ? v.depth / 2 : 1;
+    const uint32_t every = cqe_poll ? 1 : (v.depth / 2 ? v.depth / 2 : 1);
     if (head - LoadRelaxed32(&c->cq_published) >= every) {
       StoreReleaseSys(q.cq_head, head);
       StoreRelaxed32(&c->cq_published, head);
     }
   }
-  return n;
-}
-
-UFILE_DEVIO_HD bool TryLockReaper(const ufile_devio_queue_t &q) {
-  return LoadRelaxed32(&q.ctl->cq_lock) == 0 && Cas32(&q.ctl->cq_lock, 0, 1) == 0;
-}
-UFILE_DEVIO_HD void UnlockReaper(const ufile_devio_queue_t &q) {
-  StoreReleaseGpu32(&q.ctl->cq_lock, 0);
+  return head;
 }
 
 // One reaping attempt (nothing if another thread is reaping); how many.
 UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q) {
-  if (!TryLockReaper(q)) return 0;
-  const uint32_t n = ReapLocked(v, q, nullptr);
-  UnlockReaper(q);
-  return n;
+  uint32_t head = 0;
+  if (!TryLockReaper(q, &head)) return 0;
+  const uint32_t next = ReapLocked(v, q, head, nullptr);
+  UnlockReaper(q, next);
+  return next - head;
 }
 
 // Waits for slot's completion: its result, or -ETIMEDOUT after timeout_ns
@@ -566,21 +585,27 @@ UFILE_DEVIO_HD int32_t WaitSlot(const ufile_devio_view_t &v, const ufile_devio_q
   const uint64_t deadline = NowNs() + timeout_ns;
   u64 *w = &q.slots[slot];
   for (;;) {
-    u64 cur = LoadAcquireGpu64(w);
-    if (SlotState(cur) == kSlotDone) return SlotResult(cur);
-    if (TryLockReaper(q)) {
-      // What earlier pollers delivered is visible now (their unlock, our lock).
-      cur = LoadAcquireGpu64(w);
+    uint32_t head = 0;
+    u64 cur = 0;
+    if (TryLockReaper(q, &head)) {
+      // The lock's acquire makes earlier pollers' deliveries visible.
+      cur = LoadRelaxed64(w);
       Self self;
       self.slot = slot;
       while (SlotState(cur) != kSlotDone && !self.done && NowNs() < deadline) {
-        if (ReapLocked(v, q, &self) == 0) Backoff(v.poll_ns);
+        const uint32_t next = ReapLocked(v, q, head, &self);
+        if (next == head) Backoff(v.poll_ns);
+        head = next;
       }
-      UnlockReaper(q);
+      UnlockReaper(q, head);
       if (self.done) return self.res;
-      if (SlotState(cur) == kSlotDone) return SlotResult(cur);
+    } else {
+      cur = LoadAcquireGpu64(w);
     }
+    if (SlotState(cur) == kSlotDone) return SlotResult(cur);
     if (NowNs() >= deadline) {
+      cur = LoadAcquireGpu64(w);
+      if (SlotState(cur) == kSlotDone) return SlotResult(cur);
       if (SlotState(cur) == kSlotInflight &&
           Cas64(w, cur, SlotWord(kSlotAbandoned, SlotGen(cur), 0)) == cur) {
         Count(&q.ctl->timeouts, 1);
@@ -749,6 +774,7 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
   if (bad) return bad;
   if (size == 0) return 0;
   const ufile_devio_queue_t q = v.queues[qi];  // into registers: acquires invalidate L1
+  const ufile_devio_file_t fe = v.files[file];
   const uint64_t S = v.staging_bytes;
   const uint64_t nchunks = (size + S - 1) / S;
   const uint64_t tmo = Timeout(v, timeout_ns);
@@ -786,7 +812,7 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
   k = g.bcast(k);
   if (k < 0) return k;
   packed[0] = g.bcast(packed[0]);
-  packed[1] = g.bcast(packed[1]);
+  if (k > 4) packed[1] = g.bcast(packed[1]);
 
   auto chunk_len = [&](uint64_t c) { return (c + 1) * S <= size ? S : size - c * S; };
   // First round: fill (writes), then one doorbell for all k entries.
@@ -802,7 +828,7 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
     for (int64_t i = 0; i < k; ++i) {
       const uint32_t s = UnpackSlot(packed, i);
       WriteSqe(q, pos + i, s,
-               MakeSqe(v, q, s, gens[i], write, file, off + i * S, chunk_len(i), 0));
+               MakeSqe(v, q, fe, s, gens[i], write, off + i * S, chunk_len(i), 0));
     }
     Publish(q, pos, static_cast<uint32_t>(k));
   }
@@ -841,7 +867,7 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
       }
       if (g.leader())
         SubmitOne(q, s, gens[i],
-                  MakeSqe(v, q, s, gens[i], write, file, off + static_cast<int64_t>(next * S),
+                  MakeSqe(v, q, fe, s, gens[i], write, off + static_cast<int64_t>(next * S),
                           chunk_len(next), 0));
     } else if (g.leader()) {
       Release(q, s, gens[i]);

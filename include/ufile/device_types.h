@@ -33,9 +33,9 @@ extern "C" {
                                               no page pinning per request (no-CPU path) */
 #define UFILE_DEVIO_OPT_NARROW_COPY 0x4u   /* staging copies in 4-byte words, not 16 (for   \
                                               measurement) */
-#define UFILE_DEVIO_OPT_TAIL_POLL 0x8u     /* reapers poll the CQ tail, then read the entries  \
-                                              (io_uring's own protocol); default: poll the     \
-                                              next entry itself, one host read less a reap */
+#define UFILE_DEVIO_OPT_CQE_POLL 0x8u      /* the poller reads the next CQEs themselves (empty- \
+                                              marked after use) instead of the CQ tail first:  \
+                                              one host read less, one head store more a reap */
 #define UFILE_DEVIO_OPT_DEFAULT UFILE_DEVIO_OPT_FIXED_BUFFERS
 
 /* Negative results a device call returns (Linux errno values). Results from
@@ -79,10 +79,9 @@ typedef struct ufile_devio_cqe {
 typedef struct ufile_devio_qctl {
   uint32_t sq_reserve;   /* next submission position handed out */
   uint32_t sq_published; /* positions below it are visible to the server */
-  uint32_t cq_lock;      /* 1 while a thread reaps completions */
-  uint32_t cq_head;      /* completions consumed (mirrors the ring's head) */
+  unsigned long long cq_state; /* completions consumed << 32 | 1 while a thread reaps */
   uint32_t claim_hint;   /* where the next slot search starts */
-  uint32_t cq_published; /* the cq_head value last stored to the ring */
+  uint32_t cq_published; /* the head value last stored to the ring */
   uint32_t pad0[2];
   unsigned long long submitted; /* SQEs published */
   unsigned long long reaped;    /* CQEs consumed */

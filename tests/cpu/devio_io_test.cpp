@@ -296,7 +296,7 @@ INSTANTIATE_TEST_SUITE_P(Options, DevioOptions,
                                            UFILE_DEVIO_OPT_FIXED_BUFFERS,
                                            UFILE_DEVIO_OPT_TEMPLATES |
                                                UFILE_DEVIO_OPT_FIXED_BUFFERS |
-                                               UFILE_DEVIO_OPT_TAIL_POLL));
+                                               UFILE_DEVIO_OPT_CQE_POLL));
 
 }  // namespace
 }  // namespace ufile::test

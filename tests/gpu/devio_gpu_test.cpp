@@ -93,6 +93,7 @@ class DevioGpu : public ::testing::TestWithParam<uint32_t> {
     const int r = async ? dk::RunAsync(v_, g, ops, res, &err) : dk::RunSync(v_, g, ops, res, &err);
     ASSERT_EQ(r, 0) << err;
   }
+  void ManyBlocks(const RegisteredFile &f, uint32_t opts);
   TempDir dir_;
   DeviceQueues q_;
   ufile_devio_view_t v_{};
@@ -171,11 +172,23 @@ TEST_P(DevioGpu, WritesAreByteExact) {
   EXPECT_TRUE(got == expect) << "file differs from what the kernels wrote";
 }
 
+// Every option set: the defaults, and pre-built entries with CQE polling.
 TEST_P(DevioGpu, ManyBlocksOnManyQueuesAndAsyncTickets) {
   RegisteredFile f(dir_.File("m"), 64u << 20, 73);
+  for (uint32_t opts : {UFILE_DEVIO_OPT_DEFAULT, UFILE_DEVIO_OPT_TEMPLATES |
+                                                     UFILE_DEVIO_OPT_FIXED_BUFFERS |
+                                                     UFILE_DEVIO_OPT_CQE_POLL}) {
+    SCOPED_TRACE("options " + std::to_string(opts));
+    ASSERT_EQ(q_.Destroy(), 0);
+    ManyBlocks(f, opts);
+  }
+}
+
+void DevioGpu::ManyBlocks(const RegisteredFile &f, uint32_t opts) {
   ufile_devio_params_t p = Params();
   p.num_queues = 8;
   p.staging_bytes = 256 * 1024;
+  p.options = opts;
   Make({f.handle()}, p);
   std::mt19937_64 rng(5);
   for (auto [async, g, n, max] : {std::tuple{false, Group::kBlock, 512, 1u << 20},

@@ -349,6 +349,7 @@ int RunChaseDevice(const ufile_devio_view_t &v, uint32_t walkers, uint32_t steps
 
 ChaseStep::~ChaseStep() {
   if (nodes_) cudaFree(nodes_);
+  if (pinned_) cudaFreeHost(pinned_);
   if (next_) cudaFreeHost(next_);
   if (stream_) cudaStreamDestroy(static_cast<cudaStream_t>(stream_));
 }
@@ -357,6 +358,8 @@ int ChaseStep::Init(uint32_t walkers, std::string *err) {
   walkers_ = walkers;
   cudaStream_t s = nullptr;
   if (!Ok(cudaMalloc(&nodes_, uint64_t{walkers} * 4096), "cudaMalloc", err) ||
+      !Ok(cudaHostAlloc(&pinned_, uint64_t{walkers} * 4096, cudaHostAllocDefault), "cudaHostAlloc",
+          err) ||
       !Ok(cudaHostAlloc(&next_, walkers * 8ull, cudaHostAllocMapped), "cudaHostAlloc", err) ||
       !Ok(cudaHostGetDevicePointer(reinterpret_cast<void **>(&next_dev_), next_, 0),
           "cudaHostGetDevicePointer", err) ||
@@ -366,12 +369,19 @@ int ChaseStep::Init(uint32_t walkers, std::string *err) {
   return 0;
 }
 
-int ChaseStep::Step(uint64_t nodes, std::string *err) {
+int ChaseStep::Step(uint64_t nodes, bool from_pinned, std::string *err) {
   const unsigned threads = 128, blocks = (walkers_ * 32 + threads - 1) / threads;
   auto s = static_cast<cudaStream_t>(stream_);
+  if (from_pinned &&
+      !Ok(cudaMemcpyAsync(nodes_, pinned_, uint64_t{walkers_} * 4096, cudaMemcpyHostToDevice, s),
+          "cudaMemcpyAsync", err))
+    return -1;
   ChaseStepKernel<<<blocks, threads, 0, s>>>(nodes_, walkers_, nodes, next_dev_);
   if (!Ok(cudaGetLastError(), "launch", err)) return -1;
-  return Ok(cudaStreamSynchronize(s), "kernel", err) ? 0 : -1;
+  cudaError_t e;
+  while ((e = cudaStreamQuery(s)) == cudaErrorNotReady) {
+  }
+  return Ok(e, "kernel", err) ? 0 : -1;
 }
 
 }  // namespace bench::devk

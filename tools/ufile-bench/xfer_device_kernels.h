@@ -61,12 +61,16 @@ class ChaseStep {
   ~ChaseStep();
   int Init(uint32_t walkers, std::string *err);
   char *nodes() const { return nodes_; }            // device memory, 4 KiB a walker
+  char *pinned() const { return pinned_; }          // pinned host memory, same layout
   const uint64_t *next() const { return next_; }    // host-mapped
-  int Step(uint64_t nodes, std::string *err);       // launch + synchronize
+  // Launch + wait (spinning: the lowest latency a host loop gets); with
+  // from_pinned, the nodes are first copied from pinned() on the same stream.
+  int Step(uint64_t nodes, bool from_pinned, std::string *err);
 
  private:
   uint32_t walkers_ = 0;
   char *nodes_ = nullptr;
+  char *pinned_ = nullptr;
   uint64_t *next_ = nullptr;
   uint64_t *next_dev_ = nullptr;
   void *stream_ = nullptr;

@@ -20,7 +20,7 @@ int ChaseStep::Init(uint32_t, std::string *err) {
   *err = "built without nvcc";
   return -1;
 }
-int ChaseStep::Step(uint64_t, std::string *err) {
+int ChaseStep::Step(uint64_t, bool, std::string *err) {
   *err = "built without nvcc";
   return -1;
 }
