@@ -5,9 +5,10 @@
 # for a bounded time from its committed corpus.
 #   scripts/fuzz.sh                every fuzzer
 #   scripts/fuzz.sh NAME..         some of them (config_fuzzer, api_fuzzer)
-#   scripts/fuzz.sh --merge [NAME] also merge the new interesting inputs into
-#                                  tests/fuzz/corpus/<short name>/ (else they
-#                                  stay in build-fuzz/fuzz-new/<name>/)
+#   scripts/fuzz.sh --merge [NAME] also keep, of the new inputs, one per new
+#                                  coverage edge in tests/fuzz/corpus/<short
+#                                  name>/merged/ (else they stay in
+#                                  build-fuzz/fuzz-new/<name>/ only)
 # UFILE_FUZZ_SECONDS: fuzzing time per fuzzer (default 60).
 # Prints, per fuzzer, the executions and "no crash" or the failing input;
 # exits 1 if any fuzzer failed, 2 on a usage or build error.
@@ -20,7 +21,7 @@ names=()
 for arg in "$@"; do
   case "$arg" in
     --merge) merge=1 ;;
-    -h|--help) sed -n '3,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n '3,14p' "$0"; exit 0 ;;
     -*) echo "fuzz.sh: unknown option $arg" >&2; exit 2 ;;
     *) names+=("$arg") ;;
   esac
@@ -79,10 +80,14 @@ run_one() {
   fi
   echo "$name: ${execs:-?} executions in $seconds s, no crash ($(ls "$new" | wc -l) new inputs in $new)"
   if [ "$merge" -eq 1 ]; then
+    # Edges only (no hit counts, no comparison operands): a few hundred small
+    # files cover what tens of thousands of features would.
+    mkdir -p "$corpus/merged"
     local before
-    before=$(ls "$corpus" | wc -l)
-    "$bin" -merge=1 "$corpus" "$new" > "$build/fuzz-$name-merge.log" 2>&1
-    echo "$name: merged: $before -> $(ls "$corpus" | wc -l) inputs in $corpus"
+    before=$(ls "$corpus/merged" | wc -l)
+    "$bin" -merge=1 -use_counters=0 -use_value_profile=0 "$corpus/merged" "$new" \
+      > "$build/fuzz-$name-merge.log" 2>&1
+    echo "$name: merged: $before -> $(ls "$corpus/merged" | wc -l) inputs in $corpus/merged"
   fi
 }
 
