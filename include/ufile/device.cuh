@@ -198,9 +198,6 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
     const int s = devio::TryClaim(v, qq, &gen);
     if (s < 0) {
       t.status = -UFILE_DEVIO_EAGAIN;
-    } else if (const int open = devio::CheckOpen(v)) {
-      devio::Release(qq, static_cast<uint32_t>(s), gen);
-      t.status = open;
     } else {
       t.slot = static_cast<uint16_t>(s);
       t.gen = gen;
@@ -223,19 +220,33 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
   }
   if (!have) return t;
   const unsigned count = __popc(have);
-  uint32_t pos = 0;
+  // Admission: each claimant fences its claim before reading the closing
+  // flag; the first also takes the warp's positions meanwhile.
+  bool open = false;
+  uint32_t pos = 0, published = 0;
   const unsigned first = __ffs(have) - 1;
-  if (lane == first) pos = devio::FetchAdd32(&qq.ctl->sq_reserve, count);
-  pos = __shfl_sync(0xffffffffu, pos, first);
   if (mine) {
     devio::StoreRelaxed64(&qq.slots[t.slot], devio::SlotWord(devio::kSlotInflight, t.gen, 0));
+    devio::FenceGpu();
+    open = devio::LoadRelaxedSys32(v.closing) == 0;
+    if (lane == first) pos = devio::Reserve(qq, count, &published);
+  }
+  pos = __shfl_sync(0xffffffffu, pos, first);
+  if (mine) {
     const uint32_t rank = __popc(have & ((1u << lane) - 1));
+    if (!open)
+      devio::StoreRelaxed64(&qq.slots[t.slot], devio::SlotWord(devio::kSlotAbandoned, t.gen, 0));
     devio::WriteSqe(qq, pos + rank, t.slot,
-                    devio::MakeSqe(v, qq, t.slot, t.gen, write, file, off, size, 0));
+                    open ? devio::MakeSqe(v, qq, t.slot, t.gen, write, file, off, size, 0)
+                         : devio::NopSqe(t.slot, t.gen));
   }
   __syncwarp();
-  if (lane == first) devio::Publish(qq, pos, count);
+  if (lane == first) devio::Publish(qq, pos, count, published);
   __syncwarp();
+  if (mine && !open) {
+    t.status = -UFILE_DEVIO_ESHUTDOWN;
+    t.slot = devio::kNoSlot;
+  }
   return t;
 }
 

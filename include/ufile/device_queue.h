@@ -227,6 +227,15 @@ UFILE_DEVIO_HD void FenceGpu() {
 #endif
 }
 
+// Makes a preceding relaxed load an acquire (device scope).
+UFILE_DEVIO_HD void FenceAcquireGpu() {
+#ifdef __CUDA_ARCH__
+  asm volatile("fence.acq_rel.gpu;" ::: "memory");
+#else
+  __atomic_thread_fence(__ATOMIC_ACQUIRE);
+#endif
+}
+
 // Nanoseconds on a clock shared by all threads of the device (or host).
 UFILE_DEVIO_HD uint64_t NowNs() {
 #ifdef __CUDA_ARCH__
@@ -257,6 +266,7 @@ UFILE_DEVIO_HD void Backoff(uint32_t ns) {
 // sits at the start of slot's staging buffer.
 struct SqeArgs {
   uint8_t opcode = 0;
+  uint8_t flags = UFILE_DEVIO_SQE_FIXED_FILE;
   int32_t fd = -1;
   uint64_t off = 0;
   uint64_t addr = 0;
@@ -342,7 +352,7 @@ UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_qu
 // the SQ array; otherwise the entry at pos, all 64 bytes).
 UFILE_DEVIO_HD void WriteSqe(const ufile_devio_queue_t &q, uint32_t pos, uint32_t slot,
                              const SqeArgs &a) {
-  const u64 w0 = static_cast<u64>(a.opcode) | (static_cast<u64>(UFILE_DEVIO_SQE_FIXED_FILE) << 8) |
+  const u64 w0 = static_cast<u64>(a.opcode) | (static_cast<u64>(a.flags) << 8) |
                  (static_cast<u64>(static_cast<uint32_t>(a.fd)) << 32);
   if (q.sq_array) {
     // The template (flags, buf_index, zeros) was written at setup.
@@ -368,11 +378,28 @@ UFILE_DEVIO_HD void WriteSqe(const ufile_devio_queue_t &q, uint32_t pos, uint32_
 #endif
 }
 
-// Makes positions [pos, pos + n) visible to the server: waits for earlier
-// positions (other submitters, a few instructions away) to be published,
-// then one store of the SQ tail (the doorbell).
-UFILE_DEVIO_HD void Publish(const ufile_devio_queue_t &q, uint32_t pos, uint32_t n) {
-  while (LoadAcquireGpu32(&q.ctl->sq_published) != pos) Backoff(32);
+// Takes n submission positions: the first, and (in *published) what the
+// published counter read at the same time. Both are issued together: when
+// they match, no earlier submitter is still writing, and Publish skips its
+// wait (published only grows, and reaches pos only once every earlier
+// position is out).
+UFILE_DEVIO_HD uint32_t Reserve(const ufile_devio_queue_t &q, uint32_t n, uint32_t *published) {
+  const uint32_t pos = FetchAdd32(&q.ctl->sq_reserve, n);
+  *published = LoadRelaxed32(&q.ctl->sq_published);
+  return pos;
+}
+
+// Makes positions [pos, pos + n) visible to the server: unless the snapshot
+// says so already, waits for earlier positions (other submitters, a few
+// instructions away) to be published; then one store of the SQ tail (the
+// doorbell) and of the published counter.
+UFILE_DEVIO_HD void Publish(const ufile_devio_queue_t &q, uint32_t pos, uint32_t n,
+                            uint32_t published) {
+  if (published == pos) {
+    FenceAcquireGpu();  // the snapshot, as an acquire: after the previous tail store
+  } else {
+    while (LoadAcquireGpu32(&q.ctl->sq_published) != pos) Backoff(32);
+  }
   StoreReleaseSys(q.sq_tail, pos + n);
   StoreReleaseGpu32(&q.ctl->sq_published, pos + n);
   Count(&q.ctl->submitted, n);
@@ -382,27 +409,37 @@ UFILE_DEVIO_HD void Publish(const ufile_devio_queue_t &q, uint32_t pos, uint32_t
 UFILE_DEVIO_HD void SubmitOne(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen,
                               const SqeArgs &a) {
   StoreRelaxed64(&q.slots[slot], SlotWord(kSlotInflight, gen, 0));
-  const uint32_t pos = FetchAdd32(&q.ctl->sq_reserve, 1);
+  uint32_t published = 0;
+  const uint32_t pos = Reserve(q, 1, &published);
   WriteSqe(q, pos, slot, a);
-  Publish(q, pos, 1);
+  Publish(q, pos, 1, published);
 }
 
 // ---- Slots. ----
 
-// A free slot moved to CLAIMED (its new generation in *gen), or -1. The
-// search starts at a hint kept without a read-modify-write (a stale hint
-// only costs a longer scan).
+// A free slot moved to CLAIMED (its new generation in *gen), or -1. First
+// tries the slot freed last (the hint holds its index and generation, so
+// one CAS claims it), then scans.
 UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                             uint32_t *gen) {
+  const u64 hint = LoadRelaxed64(&q.ctl->claim_hint);
+  const uint32_t hs = static_cast<uint32_t>(hint & 0xffffffffu);
+  if (hs < v.depth) {
+    const uint32_t g = static_cast<uint32_t>(hint >> 32);
+    const uint32_t next = (g + 1) & 0xffffffu;
+    if (Cas64(&q.slots[hs], SlotWord(kSlotFree, g, 0), SlotWord(kSlotClaimed, next, 0)) ==
+        SlotWord(kSlotFree, g, 0)) {
+      *gen = next;
+      return static_cast<int>(hs);
+    }
+  }
   const uint32_t mask = v.depth - 1;
-  const uint32_t start = LoadRelaxed32(&q.ctl->claim_hint);
-  for (uint32_t i = 0; i < v.depth; ++i) {
-    const uint32_t s = (start + i) & mask;
+  for (uint32_t i = 1; i <= v.depth; ++i) {
+    const uint32_t s = (hs + i) & mask;
     const u64 cur = LoadRelaxed64(&q.slots[s]);  // the CAS acquires
     if (SlotState(cur) != kSlotFree) continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
     if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
-      StoreRelaxed32(&q.ctl->claim_hint, s + 1);
       *gen = g;
       return static_cast<int>(s);
     }
@@ -412,31 +449,44 @@ UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue
 
 UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen) {
   StoreReleaseGpu64(&q.slots[slot], SlotWord(kSlotFree, gen, 0));
-}
-
-// After claiming: 0, or -ESHUTDOWN once destroy has begun (the host reads
-// the slots after setting closing; the fence orders claim before check).
-UFILE_DEVIO_HD int CheckOpen(const ufile_devio_view_t &v) {
-  FenceGpu();
-  return LoadRelaxedSys32(v.closing) ? -UFILE_DEVIO_ESHUTDOWN : 0;
+  StoreRelaxed64(&q.ctl->claim_hint, (static_cast<u64>(gen) << 32) | slot);
 }
 
 // Claims a slot, waiting until deadline when all are in use: the slot, or
-// -EBUSY / -ESHUTDOWN.
+// -EBUSY / -ESHUTDOWN (the set began closing while it waited).
 UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                          uint64_t deadline, uint32_t *gen) {
   for (;;) {
     const int s = TryClaim(v, q, gen);
-    if (s >= 0) {
-      const int open = CheckOpen(v);
-      if (open == 0) return s;
-      Release(q, static_cast<uint32_t>(s), *gen);
-      return open;
-    }
+    if (s >= 0) return s;
     if (LoadRelaxedSys32(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
     if (NowNs() >= deadline) return -UFILE_DEVIO_EBUSY;
     Backoff(v.poll_ns);
   }
+}
+
+// The entry a position gets when its request was refused after the
+// position was taken: completes with 0 and frees its (abandoned) slot.
+UFILE_DEVIO_HD SqeArgs NopSqe(uint32_t slot, uint32_t gen) {
+  SqeArgs a;
+  a.opcode = UFILE_DEVIO_OP_NOP;
+  a.flags = 0;
+  a.user_data = slot | (static_cast<uint64_t>(gen) << 32);
+  return a;
+}
+
+// Admission of newly claimed slots (already marked in flight): the fence
+// orders the claims before the read of the closing flag (destroy sets the
+// flag, then reads the slots: one side always sees the other), and that read
+// overlaps taking n positions (Reserve). False when the set is closing: the
+// caller then writes NopSqe entries, marks the slots abandoned, publishes
+// and reports -ESHUTDOWN.
+UFILE_DEVIO_HD bool AdmitAndReserve(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                    uint32_t n, uint32_t *pos, uint32_t *published) {
+  FenceGpu();
+  const uint32_t closing = LoadRelaxedSys32(v.closing);
+  *pos = Reserve(q, n, published);
+  return closing == 0;
 }
 
 // The reaper's own slot: its completion is stored without a CAS (nobody
@@ -478,13 +528,10 @@ UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue
   Count(&q.ctl->stale, 1);
 }
 
-// One CQE's two fields, as posted (or the empty marks).
+// One CQE's two fields.
 struct Cqe {
   uint64_t user_data;
   int32_t res;
-  UFILE_DEVIO_HD bool posted() const {
-    return user_data != UFILE_DEVIO_CQE_EMPTY_DATA && res != UFILE_DEVIO_CQE_EMPTY_RES;
-  }
 };
 
 // One 16-byte read of host memory (each 8-byte half is single-copy atomic).
@@ -501,19 +548,6 @@ UFILE_DEVIO_HD Cqe LoadCqe(const ufile_devio_cqe_t *e) {
 #endif
 }
 
-UFILE_DEVIO_HD void ClearCqe(const ufile_devio_cqe_t *e) {
-  auto *w = reinterpret_cast<uint64_t *>(const_cast<ufile_devio_cqe_t *>(e));
-  const uint64_t res_word = static_cast<uint32_t>(UFILE_DEVIO_CQE_EMPTY_RES);
-#ifdef __CUDA_ARCH__
-  asm volatile("st.relaxed.sys.global.v2.u64 [%0], {%1, %2};" ::"l"(w), "l"(UFILE_DEVIO_CQE_EMPTY_DATA),
-               "l"(res_word)
-               : "memory");
-#else
-  __atomic_store_n(&w[0], UFILE_DEVIO_CQE_EMPTY_DATA, __ATOMIC_RELAXED);
-  __atomic_store_n(&w[1], res_word, __ATOMIC_RELAXED);
-#endif
-}
-
 // The reaper lock and the count of consumed completions share one word
 // (cq_state = head << 32 | locked), so taking the lock also reads the head.
 UFILE_DEVIO_HD bool TryLockReaper(const ufile_devio_queue_t &q, uint32_t *head) {
@@ -527,41 +561,29 @@ UFILE_DEVIO_HD void UnlockReaper(const ufile_devio_queue_t &q, uint32_t head) {
 }
 
 // Consumes the completions posted after head (the caller holds the reaper
-// lock); returns the new head. Default: reads the CQ tail, then the entries
-// below it, four per host round trip, as io_uring's own consumers do; the
-// ring's head is stored back every depth/2 entries (the CQ holds 2 x depth
-// entries and at most depth are in flight, so the kernel never finds it
-// full). UFILE_DEVIO_OPT_CQE_POLL reads the next entries themselves and
-// marks each consumed one empty; that mark must reach host memory before
-// the kernel may reuse the entry, so the head is stored (release, system
-// scope) by the same thread after every reap.
+// lock); returns the new head. Reads the CQ tail (acquire, system scope),
+// then the entries below it, four per host round trip, as io_uring's own
+// consumers do. The ring's head is stored back every depth/2 entries: the
+// CQ holds 2 x depth entries and at most depth are in flight, so the kernel
+// never finds it full.
 UFILE_DEVIO_HD uint32_t ReapLocked(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                                    uint32_t head, Self *self) {
   ufile_devio_qctl_t *c = q.ctl;
+  const uint32_t tail = LoadAcquireSys(q.cq_tail);
+  if (tail == head) return head;
   const uint32_t start = head;
-  const bool cqe_poll = (v.options & UFILE_DEVIO_OPT_CQE_POLL) != 0;
-  const uint32_t tail = cqe_poll ? 0 : LoadAcquireSys(q.cq_tail);
-  if (!cqe_poll && tail == head) return head;
-  for (;;) {
+  while (head != tail) {
     Cqe e[4];
-    for (uint32_t k = 0; k < 4; ++k) e[k] = LoadCqe(&q.cqes[(head + k) & q.cq_mask]);
-    uint32_t k = 0;
-    for (; k < 4; ++k) {
-      if (cqe_poll ? !e[k].posted() : head + k == tail) break;
-      if (cqe_poll) ClearCqe(&q.cqes[(head + k) & q.cq_mask]);
-      Deliver(v, q, e[k].user_data, e[k].res, self);
-    }
+    const uint32_t k = tail - head < 4 ? tail - head : 4;
+    for (uint32_t i = 0; i < k; ++i) e[i] = LoadCqe(&q.cqes[(head + i) & q.cq_mask]);
+    for (uint32_t i = 0; i < k; ++i) Deliver(v, q, e[i].user_data, e[i].res, self);
     head += k;
-    if (k < 4) break;
   }
-  const uint32_t n = head - start;
-  if (n) {
-    Count(&c->reaped, n);
-    const uint32_t every = cqe_poll ? 1 : (v.depth / 2 ? v.depth / 2 : 1);
-    if (head - LoadRelaxed32(&c->cq_published) >= every) {
-      StoreReleaseSys(q.cq_head, head);
-      StoreRelaxed32(&c->cq_published, head);
-    }
+  Count(&c->reaped, head - start);
+  const uint32_t every = v.depth / 2 ? v.depth / 2 : 1;
+  if (head - LoadRelaxed32(&c->cq_published) >= every) {
+    StoreReleaseSys(q.cq_head, head);
+    StoreRelaxed32(&c->cq_published, head);
   }
   return head;
 }
@@ -600,7 +622,8 @@ UFILE_DEVIO_HD int32_t WaitSlot(const ufile_devio_view_t &v, const ufile_devio_q
       UnlockReaper(q, head);
       if (self.done) return self.res;
     } else {
-      cur = LoadAcquireGpu64(w);
+      cur = LoadRelaxed64(w);
+      if (SlotState(cur) == kSlotDone) FenceAcquireGpu();
     }
     if (SlotState(cur) == kSlotDone) return SlotResult(cur);
     if (NowNs() >= deadline) {
@@ -803,10 +826,6 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
         gens[k] = gen;
         ++k;
       }
-      if (k > 1 && CheckOpen(v) != 0) {
-        for (int64_t i = 0; i < k; ++i) Release(q, UnpackSlot(packed, i), gens[i]);
-        k = -UFILE_DEVIO_ESHUTDOWN;
-      }
     }
   }
   k = g.bcast(k);
@@ -821,17 +840,24 @@ UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigne
       g.copy(Staging(v, q, UnpackSlot(packed, i)), data + i * S, chunk_len(i), narrow);
     g.sync();
   }
+  int64_t admitted = 0;
   if (g.leader()) {
     for (int64_t i = 0; i < k; ++i)
       StoreRelaxed64(&q.slots[UnpackSlot(packed, i)], SlotWord(kSlotInflight, gens[i], 0));
-    const uint32_t pos = FetchAdd32(&q.ctl->sq_reserve, static_cast<uint32_t>(k));
+    uint32_t pos = 0, published = 0;
+    const bool open = AdmitAndReserve(v, q, static_cast<uint32_t>(k), &pos, &published);
     for (int64_t i = 0; i < k; ++i) {
       const uint32_t s = UnpackSlot(packed, i);
+      if (!open) StoreRelaxed64(&q.slots[s], SlotWord(kSlotAbandoned, gens[i], 0));
       WriteSqe(q, pos + i, s,
-               MakeSqe(v, q, fe, s, gens[i], write, off + i * S, chunk_len(i), 0));
+               open ? MakeSqe(v, q, fe, s, gens[i], write, off + i * S, chunk_len(i), 0)
+                    : NopSqe(s, gens[i]));
     }
-    Publish(q, pos, static_cast<uint32_t>(k));
+    Publish(q, pos, static_cast<uint32_t>(k), published);
+    admitted = open ? 0 : -UFILE_DEVIO_ESHUTDOWN;
   }
+  admitted = g.bcast(admitted);
+  if (admitted < 0) return admitted;
 
   int64_t total = 0;
   for (uint64_t c = 0; c < nchunks; ++c) {
@@ -904,12 +930,7 @@ UFILE_DEVIO_HD Ticket Submit(const G &g, const ufile_devio_view_t &v, unsigned q
       s = Claim(v, q, NowNs() + Timeout(v, timeout_ns), &gen);
     } else {
       s = TryClaim(v, q, &gen);
-      if (s < 0) {
-        s = -UFILE_DEVIO_EAGAIN;
-      } else if (const int open = CheckOpen(v)) {
-        Release(q, static_cast<uint32_t>(s), gen);
-        s = open;
-      }
+      if (s < 0) s = -UFILE_DEVIO_EAGAIN;
     }
     sg = s < 0 ? s : (static_cast<int64_t>(gen) << 16) | s;
   }
@@ -924,8 +945,22 @@ UFILE_DEVIO_HD Ticket Submit(const G &g, const ufile_devio_view_t &v, unsigned q
     g.copy(Staging(v, q, t.slot), buf, size, (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
     g.sync();
   }
-  if (g.leader())
-    SubmitOne(q, t.slot, t.gen, MakeSqe(v, q, t.slot, t.gen, write, file, off, size, 0));
+  int64_t admitted = 0;
+  if (g.leader()) {
+    StoreRelaxed64(&q.slots[t.slot], SlotWord(kSlotInflight, t.gen, 0));
+    uint32_t pos = 0, published = 0;
+    const bool open = AdmitAndReserve(v, q, 1, &pos, &published);
+    if (!open) StoreRelaxed64(&q.slots[t.slot], SlotWord(kSlotAbandoned, t.gen, 0));
+    WriteSqe(q, pos, t.slot,
+             open ? MakeSqe(v, q, t.slot, t.gen, write, file, off, size, 0) : NopSqe(t.slot, t.gen));
+    Publish(q, pos, 1, published);
+    admitted = open ? 0 : -UFILE_DEVIO_ESHUTDOWN;
+  }
+  admitted = g.bcast(admitted);
+  if (admitted < 0) {
+    t.status = static_cast<int32_t>(admitted);
+    t.slot = kNoSlot;
+  }
   return t;
 }
 

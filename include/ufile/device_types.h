@@ -33,9 +33,6 @@ extern "C" {
                                               no page pinning per request (no-CPU path) */
 #define UFILE_DEVIO_OPT_NARROW_COPY 0x4u   /* staging copies in 4-byte words, not 16 (for   \
                                               measurement) */
-#define UFILE_DEVIO_OPT_CQE_POLL 0x8u      /* the poller reads the next CQEs themselves (empty- \
-                                              marked after use) instead of the CQ tail first:  \
-                                              one host read less, one head store more a reap */
 #define UFILE_DEVIO_OPT_DEFAULT UFILE_DEVIO_OPT_FIXED_BUFFERS
 
 /* Negative results a device call returns (Linux errno values). Results from
@@ -79,10 +76,10 @@ typedef struct ufile_devio_cqe {
 typedef struct ufile_devio_qctl {
   uint32_t sq_reserve;   /* next submission position handed out */
   uint32_t sq_published; /* positions below it are visible to the server */
-  unsigned long long cq_state; /* completions consumed << 32 | 1 while a thread reaps */
-  uint32_t claim_hint;   /* where the next slot search starts */
-  uint32_t cq_published; /* the head value last stored to the ring */
-  uint32_t pad0[2];
+  unsigned long long cq_state;   /* completions consumed << 32 | 1 while a thread reaps */
+  unsigned long long claim_hint; /* the slot freed last: generation << 32 | slot */
+  uint32_t cq_published;         /* the head value last stored to the ring */
+  uint32_t pad0;
   unsigned long long submitted; /* SQEs published */
   unsigned long long reaped;    /* CQEs consumed */
   unsigned long long timeouts;  /* waits that gave up (slot abandoned) */
@@ -142,12 +139,8 @@ typedef struct ufile_devio_view {
   const uint32_t *closing;           /* device memory; non-zero once destroy began */
 } ufile_devio_view_t;
 
-/* A consumed CQE is overwritten with these (and the ring's CQEs start so):
- * an entry whose two fields both differ has been posted since. */
-#define UFILE_DEVIO_CQE_EMPTY_DATA 0xffffffffffffffffull
-#define UFILE_DEVIO_CQE_EMPTY_RES (-2147483647 - 1)
-
 /* io_uring constants the protocol uses (the kernel ABI). */
+#define UFILE_DEVIO_OP_NOP 0
 #define UFILE_DEVIO_OP_READ_FIXED 4
 #define UFILE_DEVIO_OP_WRITE_FIXED 5
 #define UFILE_DEVIO_OP_READ 22

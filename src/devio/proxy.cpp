@@ -61,6 +61,7 @@ bool Proxy::TakeOne(Queue &q, ufile_devio_sqe_t *out) {
 }
 
 int32_t Proxy::Execute(const Queue &q, const ufile_devio_sqe_t &e) {
+  if (e.opcode == UFILE_DEVIO_OP_NOP) return 0;  // a position refused after it was taken
   const bool read = e.opcode == UFILE_DEVIO_OP_READ || e.opcode == UFILE_DEVIO_OP_READ_FIXED;
   const bool write = e.opcode == UFILE_DEVIO_OP_WRITE || e.opcode == UFILE_DEVIO_OP_WRITE_FIXED;
   if (!read && !write) return -EINVAL;

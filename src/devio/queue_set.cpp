@@ -67,7 +67,7 @@ int QueueSet::Normalize(ufile_devio_params_t *p) {
   if (p->path > UFILE_DEVIO_PATH_PROXY) return -EINVAL;
   if (!p->staging_bytes || p->staging_bytes > kMaxStaging) return -EINVAL;
   if (p->options & ~(UFILE_DEVIO_OPT_TEMPLATES | UFILE_DEVIO_OPT_FIXED_BUFFERS |
-                     UFILE_DEVIO_OPT_NARROW_COPY | UFILE_DEVIO_OPT_CQE_POLL))
+                     UFILE_DEVIO_OPT_NARROW_COPY))
     return -EINVAL;
   if (p->device < -1) return -EINVAL;
   p->queue_depth = RoundPow2(p->queue_depth);

@@ -92,7 +92,6 @@ std::unique_ptr<Ring> Ring::CreateUring(const RingOptions &o, std::string *why) 
     *why = "the kernel's ring layout is larger than expected";
     return nullptr;
   }
-  r->MarkCqesEmpty();
   return r;
 }
 
@@ -111,16 +110,7 @@ std::unique_ptr<Ring> Ring::CreateProxy(const RingOptions &o, std::string *why) 
   r->cqes_ = kHeader;
   r->array_ = o.templates ? static_cast<uint32_t>((kHeader + r->cq_entries_ * 16 + 63) / 64 * 64)
                           : 0;
-  r->MarkCqesEmpty();
   return r;
-}
-
-void Ring::MarkCqesEmpty() {
-  for (uint32_t i = 0; i < cq_entries_; ++i) {
-    cqes()[i].user_data = UFILE_DEVIO_CQE_EMPTY_DATA;
-    cqes()[i].res = UFILE_DEVIO_CQE_EMPTY_RES;
-    cqes()[i].flags = 0;
-  }
 }
 
 Status Ring::RegisterFiles(const std::vector<int> &fds) {

@@ -66,8 +66,6 @@ class Ring {
  private:
   Ring() = default;
   static Status MapRegions(const RingOptions &o, Ring *r);
-  // Device code polls CQEs for both fields to change from these marks.
-  void MarkCqesEmpty();
   uint32_t *U32(uint32_t off) const {
     return reinterpret_cast<uint32_t *>(static_cast<char *>(rings_->host()) + off);
   }

@@ -295,8 +295,7 @@ INSTANTIATE_TEST_SUITE_P(Options, DevioOptions,
                          ::testing::Values(0u, UFILE_DEVIO_OPT_TEMPLATES,
                                            UFILE_DEVIO_OPT_FIXED_BUFFERS,
                                            UFILE_DEVIO_OPT_TEMPLATES |
-                                               UFILE_DEVIO_OPT_FIXED_BUFFERS |
-                                               UFILE_DEVIO_OPT_CQE_POLL));
+                                               UFILE_DEVIO_OPT_FIXED_BUFFERS));
 
 }  // namespace
 }  // namespace ufile::test

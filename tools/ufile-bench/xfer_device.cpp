@@ -55,7 +55,7 @@ bool ParseU32(const std::string &s, uint32_t *out) {
 bool ParseOpts(const std::string &s, uint32_t *out) {
   static const std::map<std::string, uint32_t> kNames = {
       {"templates", UFILE_DEVIO_OPT_TEMPLATES}, {"fixed", UFILE_DEVIO_OPT_FIXED_BUFFERS},
-      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  {"cqepoll", UFILE_DEVIO_OPT_CQE_POLL},
+      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  
       {"none", 0}};
   *out = 0;
   size_t pos = 0;
@@ -194,7 +194,6 @@ std::string OptionText(uint32_t o) {
   if (o & UFILE_DEVIO_OPT_TEMPLATES) t += "+templates";
   if (o & UFILE_DEVIO_OPT_FIXED_BUFFERS) t += "+fixed";
   if (o & UFILE_DEVIO_OPT_NARROW_COPY) t += "+narrow";
-  if (o & UFILE_DEVIO_OPT_CQE_POLL) t += "+cqepoll";
   return t.empty() ? "none" : t.substr(1);
 }
 

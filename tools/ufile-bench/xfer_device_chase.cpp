@@ -56,8 +56,8 @@ struct ChaseRow {
 struct Knobs {
   std::vector<uint32_t> walkers = {1, 64};
   uint32_t steps = 2000;
-  uint32_t queues = 8;
-  uint32_t sq_threads = 0;
+  uint32_t queues = 0;      // 0: one a walker, up to 64
+  uint32_t sq_threads = 0;  // 0: one a queue, up to 12
   uint32_t idle_ms = 1000;
   bool nocpu = true, proxy = true;
 };
@@ -109,12 +109,12 @@ ChaseRow DeviceChase(CUfileHandle_t fh, const Knobs &k, uint32_t walkers, uint64
   ufile_devio_params_t p;
   ufile_devio_params_init(&p);
   p.path = path;
-  p.num_queues = std::min(walkers, k.queues);
+  p.num_queues = std::min(walkers, k.queues ? k.queues : 64u);
   uint32_t depth = 1;
   while (depth < (walkers + p.num_queues - 1) / p.num_queues) depth <<= 1;
   p.queue_depth = std::max<uint32_t>(depth, 2);
   p.staging_bytes = 4096;
-  p.sq_threads = k.sq_threads;
+  p.sq_threads = k.sq_threads ? k.sq_threads : std::min(p.num_queues, 12u);
   p.sq_idle_ms = k.idle_ms;
   ufile::DeviceQueues q;
   const int rc = q.Create(&fh, 1, &p);
