@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "checks.h"
+#include "ufile/device.h"
 
 #ifndef IORING_SETUP_NO_MMAP
 #define IORING_SETUP_NO_MMAP (1U << 14)  // Linux 6.5; Debian 12's headers predate it
@@ -102,6 +103,18 @@ void Refused(Section &s, const std::string &key, int ret, int sysctl, bool basic
   s.Add(key, why, Status::kWarn, remedy);
 }
 
+// Which path device-initiated I/O (include/ufile/device.h) takes here.
+void DevioPath(Section &s) {
+  char why[256] = {};
+  if (ufile_devio_probe(why, sizeof why) == UFILE_DEVIO_PATH_NOCPU) {
+    s.Add("device-initiated I/O", "no-CPU path: SQPOLL rings in GPU-mapped memory serve kernels",
+          Status::kOk);
+    return;
+  }
+  s.Add("device-initiated I/O", Format("proxy path: host threads serve the queues (%s)", why),
+        Status::kWarn, "the no-CPU path needs io_uring SQPOLL with NO_MMAP (Linux 6.5+)");
+}
+
 }  // namespace
 
 void CheckIoUring(Report &report) {
@@ -117,7 +130,7 @@ void CheckIoUring(Report &report) {
     s.Add("io_uring", "available", Status::kOk);
   else
     Refused(s, "io_uring", plain, sysctl, true);
-  if (plain != 0) return;  // the variants can only fail the same way
+  if (plain != 0) return DevioPath(s);  // the variants can only fail the same way
   const int sqpoll = ProbeLiburing(IORING_SETUP_SQPOLL);
   if (sqpoll == 0)
     s.Add("io_uring SQPOLL", "available (kernel polling thread)", Status::kOk);
@@ -133,6 +146,7 @@ void CheckIoUring(Report &report) {
     s.Add("io_uring NO_MMAP + SQPOLL", "available: device-initiated I/O can run here", Status::kOk);
   else if (nommap == 0)
     Refused(s, "io_uring NO_MMAP + SQPOLL", both, sysctl, false);
+  DevioPath(s);
 }
 
 }  // namespace ufile::check
