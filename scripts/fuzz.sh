@@ -44,7 +44,8 @@ cmake --build "$build" -j "$(nproc)" --target "${names[@]}" || exit 2
 # A leak, an ASan or UBSan report, or a failed model check (abort) is a crash.
 export ASAN_OPTIONS="detect_leaks=1 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1 ${UBSAN_OPTIONS:-}"
-export UFILE_FUZZ_TMPDIR="$PWD/$build/fuzz-tmp"
+export UFILE_FUZZ_TMPDIR="$PWD/$build/fuzz-tmp"  # the test file and logs, per process
+rm -rf "$UFILE_FUZZ_TMPDIR"
 failed=0
 
 run_one() {
