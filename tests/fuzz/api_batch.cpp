@@ -4,6 +4,8 @@
 // Every event is matched to its entry and checked like a synchronous call.
 #include <algorithm>
 #include <cstring>
+#include <ctime>
+#include <vector>
 
 #include "api_ops.h"
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "api_model.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 

@@ -9,14 +9,10 @@
 //     named in a log line ("<origin>: <key> = ..." / "unknown key <key>");
 //   - every value that was applied is inside its documented range;
 //   - applying the same document twice changes nothing more (layers compose).
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cstdio>
-#include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/log.h"
