@@ -43,7 +43,7 @@
 
 #include <cuda_runtime.h>
 
-#include "ufile/device_queue.h"
+#include "ufile/device_transfer.h"
 
 namespace ufile::dev {
 

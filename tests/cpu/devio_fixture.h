@@ -15,7 +15,7 @@
 
 #include "support/test_util.h"
 #include "ufile/device.h"
-#include "ufile/device_queue.h"
+#include "ufile/device_transfer.h"
 
 namespace ufile::test {
 

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: Apache-2.0
+// Device-initiated I/O, the calls built on the protocol of
+// ufile/device_queue.h: cooperative copies between device memory and
+// staging, the groups that make a call (ThreadGroup here; the warp and block
+// groups are in ufile/device.cuh), synchronous transfers of any size,
+// asynchronous tickets. Compiled for kernels and, with ThreadGroup, for
+// host threads standing in for GPU threads (the CPU tests).
+// Thread-safety: as ufile/device_queue.h; a Ticket belongs to its holder.
+#pragma once
+
+#include "ufile/device_queue.h"
+
+namespace ufile::devio {
+
+// ---- Copies between device memory and staging (device code). ----
+
+#ifdef __CUDACC__
+// Words of type W where both sides share an alignment; bytes at the edges.
+template <class W>
+__device__ __forceinline__ void CopySameAlign(uint8_t *d, const uint8_t *s, uint64_t n,
+                                              unsigned rank, unsigned size) {
+  constexpr unsigned w = sizeof(W);
+  const unsigned mis = static_cast<unsigned>(reinterpret_cast<uintptr_t>(d) & (w - 1));
+  uint64_t head = mis ? w - mis : 0;
+  if (head > n) head = n;
+  for (uint64_t i = rank; i < head; i += size) d[i] = __ldcv(s + i);
+  W *dd = reinterpret_cast<W *>(d + head);
+  const W *ss = reinterpret_cast<const W *>(s + head);
+  const uint64_t body = (n - head) / w;
+  uint64_t i = rank;
+  for (; i + 3ull * size < body; i += 4ull * size) {  // four loads in flight
+    const W a = __ldcv(ss + i), b = __ldcv(ss + i + size), c = __ldcv(ss + i + 2ull * size),
+            e = __ldcv(ss + i + 3ull * size);
+    dd[i] = a;
+    dd[i + size] = b;
+    dd[i + 2ull * size] = c;
+    dd[i + 3ull * size] = e;
+  }
+  for (; i < body; i += size) dd[i] = __ldcv(ss + i);
+  for (uint64_t j = head + body * w + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// 16-byte loads from an aligned source, byte stores to any destination.
+__device__ __forceinline__ void CopyFromAligned(uint8_t *d, const uint8_t *s, uint64_t n,
+                                                unsigned rank, unsigned size) {
+  const uint64_t body = n / 16;
+  const uint4 *ss = reinterpret_cast<const uint4 *>(s);
+  for (uint64_t i = rank; i < body; i += size) {
+    const uint4 v = __ldcv(ss + i);
+    const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+    uint8_t *o = d + i * 16;
+#pragma unroll
+    for (int k = 0; k < 16; ++k) o[k] = static_cast<uint8_t>(w[k / 4] >> (8 * (k % 4)));
+  }
+  for (uint64_t j = body * 16 + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// Byte loads from any source, 16-byte stores to an aligned destination.
+__device__ __forceinline__ void CopyToAligned(uint8_t *d, const uint8_t *s, uint64_t n,
+                                              unsigned rank, unsigned size) {
+  const uint64_t body = n / 16;
+  uint4 *dd = reinterpret_cast<uint4 *>(d);
+  for (uint64_t i = rank; i < body; i += size) {
+    const uint8_t *in = s + i * 16;
+    uint32_t w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int k = 0; k < 16; ++k) w[k / 4] |= static_cast<uint32_t>(__ldcv(in + k)) << (8 * (k % 4));
+    dd[i] = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+  for (uint64_t j = body * 16 + rank; j < n; j += size) d[j] = __ldcv(s + j);
+}
+
+// n bytes by size threads (this one is rank). Loads bypass L1 (ld.global.cv):
+// a staging buffer is rewritten by the host for every request.
+__device__ __forceinline__ void CoopCopy(void *dst, const void *src, uint64_t n, unsigned rank,
+                                         unsigned size, bool narrow) {
+  auto *d = static_cast<uint8_t *>(dst);
+  const auto *s = static_cast<const uint8_t *>(src);
+  const auto ad = static_cast<unsigned>(reinterpret_cast<uintptr_t>(d) & 15);
+  const auto as = static_cast<unsigned>(reinterpret_cast<uintptr_t>(s) & 15);
+  if (narrow) {
+    if ((ad & 3) == (as & 3))
+      CopySameAlign<uint32_t>(d, s, n, rank, size);
+    else
+      for (uint64_t i = rank; i < n; i += size) d[i] = __ldcv(s + i);
+  } else if (ad == as) {
+    CopySameAlign<uint4>(d, s, n, rank, size);
+  } else if (as == 0) {
+    CopyFromAligned(d, s, n, rank, size);
+  } else if (ad == 0) {
+    CopyToAligned(d, s, n, rank, size);
+  } else if ((ad & 3) == (as & 3)) {
+    CopySameAlign<uint32_t>(d, s, n, rank, size);
+  } else {
+    for (uint64_t i = rank; i < n; i += size) d[i] = __ldcv(s + i);
+  }
+}
+
+#endif  // __CUDACC__
+
+// ---- Groups: who cooperates in one call. ----
+
+// One thread alone. On the device its copies are a plain loop (the warp and
+// block groups of ufile/device.cuh copy cooperatively).
+struct ThreadGroup {
+  UFILE_DEVIO_HD bool leader() const { return true; }
+  UFILE_DEVIO_HD void sync() const {}
+  UFILE_DEVIO_HD int64_t bcast(int64_t x) const { return x; }
+  UFILE_DEVIO_HD void copy(void *dst, const void *src, uint64_t n, bool narrow) const {
+#ifdef __CUDA_ARCH__
+    CoopCopy(dst, src, n, 0, 1, narrow);
+#else
+    (void)narrow;
+    if (n) memcpy(dst, src, n);
+#endif
+  }
+};
+
+inline constexpr uint32_t kNoSlot = 0xffff;
+
+// Packs up to 4 slot numbers into one word (for a group broadcast).
+UFILE_DEVIO_HD uint32_t UnpackSlot(const int64_t packed[2], uint32_t i) {
+  return static_cast<uint32_t>(static_cast<uint64_t>(packed[i / 4]) >> (16 * (i % 4))) & 0xffffu;
+}
+
+// A synchronous transfer of size bytes at off through queue qi, by group g
+// (every member calls with the same arguments). Up to kMaxPipeline slots
+// are kept in flight, one doorbell for the first round. Returns the bytes
+// moved (fewer than size only at end of file) or a negative result.
+template <class G>
+UFILE_DEVIO_HD int64_t Transfer(const G &g, const ufile_devio_view_t &v, unsigned qi,
+                                unsigned file, bool write, void *buf, uint64_t size, int64_t off,
+                                uint64_t timeout_ns) {
+  const int bad = Check(v, qi, file, write, buf, size, off);
+  if (bad) return bad;
+  if (size == 0) return 0;
+  const ufile_devio_queue_t q = v.queues[qi];  // into registers: acquires invalidate L1
+  const ufile_devio_file_t fe = v.files[file];
+  const uint64_t S = v.staging_bytes;
+  const uint64_t nchunks = (size + S - 1) / S;
+  const uint64_t tmo = Timeout(v, timeout_ns);
+  const bool narrow = (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0;
+  uint8_t *const data = static_cast<uint8_t *>(buf);
+
+  // The leader claims k slots (waiting for the first); all learn them.
+  int64_t k = 0;
+  int64_t packed[2] = {0, 0};
+  uint32_t gens[kMaxPipeline] = {};
+  if (g.leader()) {
+    uint64_t kmax = nchunks < kMaxPipeline ? nchunks : kMaxPipeline;
+    if (kmax > v.depth) kmax = v.depth;
+    uint32_t gen = 0;
+    const int s0 = Claim(v, q, NowNs() + tmo, &gen);
+    if (s0 < 0) {
+      k = s0;
+    } else {
+      packed[0] = s0;
+      gens[0] = gen;
+      k = 1;
+      while (static_cast<uint64_t>(k) < kmax) {
+        const int s = TryClaim(v, q, &gen);
+        if (s < 0) break;
+        packed[k / 4] |= static_cast<int64_t>(s) << (16 * (k % 4));
+        gens[k] = gen;
+        ++k;
+      }
+    }
+  }
+  k = g.bcast(k);
+  if (k < 0) return k;
+  packed[0] = g.bcast(packed[0]);
+  if (k > 4) packed[1] = g.bcast(packed[1]);
+
+  auto chunk_len = [&](uint64_t c) { return (c + 1) * S <= size ? S : size - c * S; };
+  // First round: fill (writes), then one doorbell for all k entries.
+  if (write) {
+    for (int64_t i = 0; i < k; ++i)
+      g.copy(Staging(v, q, UnpackSlot(packed, i)), data + i * S, chunk_len(i), narrow);
+    g.sync();
+  }
+  int64_t admitted = 0;
+  if (g.leader()) {
+    for (int64_t i = 0; i < k; ++i)
+      StoreRelaxed64(&q.slots[UnpackSlot(packed, i)], SlotWord(kSlotInflight, gens[i], 0));
+    uint32_t pos = 0, published = 0;
+    const bool open = AdmitAndReserve(v, q, static_cast<uint32_t>(k), &pos, &published);
+    for (int64_t i = 0; i < k; ++i) {
+      const uint32_t s = UnpackSlot(packed, i);
+      if (!open) StoreRelaxed64(&q.slots[s], SlotWord(kSlotAbandoned, gens[i], 0));
+      WriteSqe(q, pos + i, s,
+               open ? MakeSqe(v, q, fe, s, gens[i], write, off + i * S, chunk_len(i), 0)
+                    : NopSqe(s, gens[i]));
+    }
+    Publish(q, pos, static_cast<uint32_t>(k), published);
+    admitted = open ? 0 : -UFILE_DEVIO_ESHUTDOWN;
+  }
+  admitted = g.bcast(admitted);
+  if (admitted < 0) return admitted;
+
+  int64_t total = 0;
+  for (uint64_t c = 0; c < nchunks; ++c) {
+    const uint32_t i = static_cast<uint32_t>(c % k);
+    const uint32_t s = UnpackSlot(packed, i);
+    const uint64_t len = chunk_len(c);
+    int64_t r = 0;
+    if (g.leader())
+      r = WaitRequest(v, q, s, gens[i], write, file, off + static_cast<int64_t>(c * S), len, tmo);
+    r = g.bcast(r);
+    if (r > 0 && !write) {
+      g.copy(data + c * S, Staging(v, q, s), static_cast<uint64_t>(r), narrow);
+      g.sync();
+    }
+    const uint64_t next = c + static_cast<uint64_t>(k);
+    if (r < 0 || static_cast<uint64_t>(r) < len) {
+      // Error or end of file: give back this slot and every later one.
+      if (g.leader()) {
+        if (r != -UFILE_DEVIO_ETIMEDOUT) Release(q, s, gens[i]);
+        for (uint64_t d = c + 1; d < next && d < nchunks; ++d) {
+          const uint32_t j = static_cast<uint32_t>(d % k);
+          Abandon(q, UnpackSlot(packed, j), gens[j]);
+        }
+      }
+      g.sync();
+      return r < 0 ? r : total + r;
+    }
+    total += r;
+    if (next < nchunks) {
+      if (write) {
+        g.copy(Staging(v, q, s), data + next * S, chunk_len(next), narrow);
+        g.sync();
+      }
+      if (g.leader())
+        SubmitOne(q, s, gens[i],
+                  MakeSqe(v, q, fe, s, gens[i], write, off + static_cast<int64_t>(next * S),
+                          chunk_len(next), 0));
+    } else if (g.leader()) {
+      Release(q, s, gens[i]);
+    }
+  }
+  g.sync();
+  return total;
+}
+
+// Submits one request of at most staging_bytes; with wait_for_slot, waits
+// (up to the timeout) for a free slot, else returns -EAGAIN when all are in
+// use. For a write the data is copied to staging before this returns, so
+// buf may be reused at once.
+template <class G>
+UFILE_DEVIO_HD Ticket Submit(const G &g, const ufile_devio_view_t &v, unsigned qi, unsigned file,
+                             bool write, void *buf, uint64_t size, int64_t off,
+                             bool wait_for_slot, uint64_t timeout_ns) {
+  Ticket t;
+  t.queue = static_cast<uint16_t>(qi);
+  t.write = write;
+  t.file = file;
+  t.buf = buf;
+  t.len = size;
+  t.off = off;
+  t.status = Check(v, qi, file, write, buf, size, off);
+  if (t.status == 0 && size > v.staging_bytes) t.status = -UFILE_DEVIO_E2BIG;
+  if (t.status < 0 || size == 0) return t;
+  const ufile_devio_queue_t q = v.queues[qi];  // into registers: acquires invalidate L1
+  int64_t sg = 0;
+  if (g.leader()) {
+    uint32_t gen = 0;
+    int s = -1;
+    if (wait_for_slot) {
+      s = Claim(v, q, NowNs() + Timeout(v, timeout_ns), &gen);
+    } else {
+      s = TryClaim(v, q, &gen);
+      if (s < 0) s = -UFILE_DEVIO_EAGAIN;
+    }
+    sg = s < 0 ? s : (static_cast<int64_t>(gen) << 16) | s;
+  }
+  sg = g.bcast(sg);
+  if (sg < 0) {
+    t.status = static_cast<int32_t>(sg);
+    return t;
+  }
+  t.slot = static_cast<uint16_t>(sg & 0xffff);
+  t.gen = static_cast<uint32_t>(sg >> 16);
+  if (write) {
+    g.copy(Staging(v, q, t.slot), buf, size, (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
+    g.sync();
+  }
+  int64_t admitted = 0;
+  if (g.leader()) {
+    StoreRelaxed64(&q.slots[t.slot], SlotWord(kSlotInflight, t.gen, 0));
+    uint32_t pos = 0, published = 0;
+    const bool open = AdmitAndReserve(v, q, 1, &pos, &published);
+    if (!open) StoreRelaxed64(&q.slots[t.slot], SlotWord(kSlotAbandoned, t.gen, 0));
+    WriteSqe(q, pos, t.slot,
+             open ? MakeSqe(v, q, t.slot, t.gen, write, file, off, size, 0) : NopSqe(t.slot, t.gen));
+    Publish(q, pos, 1, published);
+    admitted = open ? 0 : -UFILE_DEVIO_ESHUTDOWN;
+  }
+  admitted = g.bcast(admitted);
+  if (admitted < 0) {
+    t.status = static_cast<int32_t>(admitted);
+    t.slot = kNoSlot;
+  }
+  return t;
+}
+
+// Whether t's slot is still the ticket's (not waited on already).
+UFILE_DEVIO_HD bool TicketLive(const ufile_devio_view_t &v, const Ticket &t) {
+  if (t.queue >= v.num_queues || t.slot >= v.depth) return false;
+  const u64 cur = LoadAcquireGpu64(&v.queues[t.queue].slots[t.slot]);
+  const uint32_t st = SlotState(cur);
+  return SlotGen(cur) == t.gen && (st == kSlotInflight || st == kSlotDone);
+}
+
+// Waits for t: the bytes moved or a negative result; for a read the data is
+// in t.buf when this returns. Consumes the ticket (t.status becomes
+// -EINVAL).
+template <class G>
+UFILE_DEVIO_HD int64_t Wait(const G &g, const ufile_devio_view_t &v, Ticket &t,
+                            uint64_t timeout_ns) {
+  if (t.status < 0) return t.status;
+  if (t.slot == kNoSlot) {
+    t.status = -UFILE_DEVIO_EINVAL;
+    return 0;
+  }
+  const ufile_devio_queue_t q = v.queues[t.queue];
+  int64_t r = 0;
+  if (g.leader())
+    r = TicketLive(v, t) ? WaitRequest(v, q, t.slot, t.gen, t.write, t.file, t.off, t.len,
+                                       Timeout(v, timeout_ns))
+                         : -UFILE_DEVIO_EINVAL - 1000;
+  r = g.bcast(r);
+  if (r == -UFILE_DEVIO_EINVAL - 1000) {
+    t.status = -UFILE_DEVIO_EINVAL;
+    return -UFILE_DEVIO_EINVAL;
+  }
+  if (r > 0 && !t.write) {
+    g.copy(t.buf, Staging(v, q, t.slot), static_cast<uint64_t>(r),
+           (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
+    g.sync();
+  }
+  if (g.leader() && r != -UFILE_DEVIO_ETIMEDOUT) Release(q, t.slot, t.gen);
+  t.status = -UFILE_DEVIO_EINVAL;
+  return r;
+}
+
+// 1 when t has completed (wait() will not block), 0 while in flight, or a
+// negative result for a ticket that holds nothing to wait for. Reaps once.
+UFILE_DEVIO_HD int Poll(const ufile_devio_view_t &v, const Ticket &t) {
+  if (t.status < 0) return t.status;
+  if (t.slot == kNoSlot) return 1;
+  if (!TicketLive(v, t)) return -UFILE_DEVIO_EINVAL;
+  const ufile_devio_queue_t q = v.queues[t.queue];
+  Reap(v, q);
+  return SlotState(LoadAcquireGpu64(&q.slots[t.slot])) == kSlotDone ? 1 : 0;
+}
+
+}  // namespace ufile::devio
