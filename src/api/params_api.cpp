@@ -76,6 +76,9 @@ extern "C" CUfileError_t cuFileGetParameterBool(CUFileBoolConfigParameter_t para
 extern "C" CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t param,
                                                   char *desc_str, int len) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!InEnum(param, CUFILE_PARAM_LOG_DIR))
+      return UFILE_API_REFUSE("cuFileGetParameterString", CU_FILE_INVALID_VALUE, "param %d",
+                              RawEnum(param));
     if (!StringParamKey(param) || !desc_str || len <= 0)
       return UFILE_API_REFUSE("cuFileGetParameterString", CU_FILE_INVALID_VALUE,
                               "param %d (%s), desc_str %p, len %d", static_cast<int>(param),
@@ -95,6 +98,9 @@ extern "C" CUfileError_t cuFileGetParameterString(CUFileStringConfigParameter_t 
 extern "C" CUfileError_t cuFileGetParameterMinMaxValue(CUFileSizeTConfigParameter_t param,
                                                        size_t *min_value, size_t *max_value) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
+    if (!InEnum(param, CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS))
+      return UFILE_API_REFUSE("cuFileGetParameterMinMaxValue", CU_FILE_INVALID_VALUE,
+                              "param %d", RawEnum(param));
     if (!SizeTParamKey(param) || !min_value || !max_value)
       return UFILE_API_REFUSE("cuFileGetParameterMinMaxValue", CU_FILE_INVALID_VALUE,
                               "param %d (%s), min_value %p, max_value %p", static_cast<int>(param),
