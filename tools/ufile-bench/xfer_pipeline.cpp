@@ -69,6 +69,20 @@ DONE:
 }
 )";
 
+// Where the chunks' results go. kShared: one file, chunk i at i * chunk, so
+// the two streams' writes meet on one inode (Linux serialises buffered
+// writers of a file). kPerStream: a file per stream, chunk i in file i % 2 at
+// (i / 2) * chunk; the synchronous loop writes the same chunks to the same
+// places.
+enum Layout { kShared = 0, kPerStream = 1, kLayouts = 2 };
+const char *const kLayoutName[kLayouts] = {"one output file", "an output file per stream"};
+
+struct Output {
+  std::string path;
+  Fd fd;
+  CUfileHandle_t fh = nullptr;
+};
+
 // What both variants share, set up once outside the timed runs.
 struct Pipe {
   Pipe() = default;
@@ -78,9 +92,11 @@ struct Pipe {
 
   const CuFileFns *fns = nullptr;
   bool driver_open = false;
-  std::string in_path, out_path;
-  Fd in_fd, out_fd;
-  CUfileHandle_t in_fh = nullptr, out_fh = nullptr;
+  std::string in_path;
+  Fd in_fd;
+  CUfileHandle_t in_fh = nullptr;
+  Output shared;                // kShared
+  Output per_stream[kStreams];  // kPerStream
   CUmodule mod = nullptr;
   CUfunction fn = nullptr;
   CUstream streams[kStreams] = {};
@@ -99,7 +115,9 @@ Pipe::~Pipe() {
     if (streams[s]) ufile::Cuda().cuStreamDestroy(streams[s]);
   }
   if (in_fh) fns->cuFileHandleDeregister(in_fh);
-  if (out_fh) fns->cuFileHandleDeregister(out_fh);
+  if (shared.fh) fns->cuFileHandleDeregister(shared.fh);
+  for (Output &o : per_stream)
+    if (o.fh) fns->cuFileHandleDeregister(o.fh);
   if (mod) ufile::Cuda().cuModuleUnload(mod);
   if (driver_open) fns->driver_close();
 }
@@ -127,14 +145,29 @@ Status OpenFiles(const Options &opt, Pipe *p) {
   p->driver_open = true;
   const int direct = opt.odirect ? O_DIRECT : 0;
   p->in_path = opt.file;
-  p->out_path = opt.file + ".out";
   *p->in_fd.out() = open(p->in_path.c_str(), O_RDONLY | O_CLOEXEC | direct);
   if (p->in_fd.get() < 0) return ErrnoFail(p->in_path.c_str(), errno);
-  *p->out_fd.out() =
-      open(p->out_path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | direct, 0644);
-  if (p->out_fd.get() < 0) return ErrnoFail(p->out_path.c_str(), errno);
   Status st = RegisterFile(*p, p->in_fd.get(), &p->in_fh);
-  return st.ok() ? RegisterFile(*p, p->out_fd.get(), &p->out_fh) : st;
+  auto open_out = [&](Output *o, const std::string &path) {
+    o->path = path;
+    *o->fd.out() = open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | direct, 0644);
+    if (o->fd.get() < 0) return ErrnoFail(path.c_str(), errno);
+    return RegisterFile(*p, o->fd.get(), &o->fh);
+  };
+  if (st.ok()) st = open_out(&p->shared, opt.file + ".out");
+  for (int s = 0; s < kStreams && st.ok(); ++s)
+    st = open_out(&p->per_stream[s], opt.file + ".out" + std::to_string(s));
+  return st;
+}
+
+// Where chunk i is written in a layout.
+const Output &OutputOf(const Pipe &p, Layout l, size_t i, off_t *off) {
+  if (l == kShared) {
+    *off = static_cast<off_t>(i * p.chunk);
+    return p.shared;
+  }
+  *off = static_cast<off_t>(i / kStreams * p.chunk);
+  return p.per_stream[i % kStreams];
 }
 
 Status SetupGpu(const Options &opt, Pipe *p) {
@@ -176,32 +209,34 @@ Status LaunchXor(const Pipe &p, int s) {
 struct ChunkIo {
   size_t size = 0;
   off_t file_off = 0;
+  off_t out_off = 0;
   off_t buf_off = 0;
   ssize_t read = 0;
   ssize_t written = 0;
 };
 
-Status EnqueueChunk(const Pipe &p, size_t i, ChunkIo *io) {
+Status EnqueueChunk(const Pipe &p, Layout l, size_t i, ChunkIo *io) {
   const int s = static_cast<int>(i % kStreams);
   io->size = p.chunk;
   io->file_off = static_cast<off_t>(i * p.chunk);
+  const Output &out = OutputOf(p, l, i, &io->out_off);
   void *buf = p.bufs[s].data();
   CUfileError_t err = p.fns->cuFileReadAsync(p.in_fh, buf, &io->size, &io->file_off, &io->buf_off,
                                              &io->read, p.streams[s]);
   if (err.err != CU_FILE_SUCCESS) return Fail("cuFileReadAsync: %s", CuFileError(err).c_str());
   Status st = LaunchXor(p, s);
   if (!st.ok()) return st;
-  err = p.fns->cuFileWriteAsync(p.out_fh, buf, &io->size, &io->file_off, &io->buf_off, &io->written,
+  err = p.fns->cuFileWriteAsync(out.fh, buf, &io->size, &io->out_off, &io->buf_off, &io->written,
                                 p.streams[s]);
   if (err.err != CU_FILE_SUCCESS) return Fail("cuFileWriteAsync: %s", CuFileError(err).c_str());
   return {};
 }
 
-Status RunAsync(const Pipe &p, double *ms) {
+Status RunAsync(const Pipe &p, Layout l, double *ms) {
   std::vector<ChunkIo> io(p.count);
   const uint64_t t0 = NowNs();
   Status st;
-  for (size_t i = 0; i < p.count && st.ok(); ++i) st = EnqueueChunk(p, i, &io[i]);
+  for (size_t i = 0; i < p.count && st.ok(); ++i) st = EnqueueChunk(p, l, i, &io[i]);
   // Synchronize even after a failed enqueue: io must outlive what was queued.
   for (CUstream s : p.streams) {
     CUresult r = ufile::Cuda().cuStreamSynchronize(s);
@@ -222,7 +257,7 @@ struct Phases {
   double read = 0, kernel = 0, write = 0;
 };
 
-Status RunSync(const Pipe &p, double *ms, Phases *ph) {
+Status RunSync(const Pipe &p, Layout l, double *ms, Phases *ph) {
   const uint64_t t0 = NowNs();
   uint64_t read_ns = 0, kernel_ns = 0, write_ns = 0;
   void *buf = p.bufs[0].data();
@@ -241,9 +276,11 @@ Status RunSync(const Pipe &p, double *ms, Phases *ph) {
     if (cr != CUDA_SUCCESS) return Fail("cuStreamSynchronize: %s", CudaError(cr).c_str());
     const uint64_t c = NowNs();
     errno = 0;
-    r = p.fns->cuFileWrite(p.out_fh, buf, p.chunk, off, 0);
+    off_t out_off;
+    const Output &out = OutputOf(p, l, i, &out_off);
+    r = p.fns->cuFileWrite(out.fh, buf, p.chunk, out_off, 0);
     if (r != static_cast<ssize_t>(p.chunk))
-      return Fail("cuFileWrite at %lld: %s", static_cast<long long>(off),
+      return Fail("cuFileWrite to %s at %lld: %s", out.path.c_str(), static_cast<long long>(out_off),
                   r < 0 ? CuFileIoError(r, errno).c_str() : "short transfer");
     read_ns += b - a;
     kernel_ns += c - b;
@@ -256,34 +293,44 @@ Status RunSync(const Pipe &p, double *ms, Phases *ph) {
   return {};
 }
 
-// Output == input ^ kXor word by word, read back with plain pread.
-Status Verify(const Pipe &p) {
-  Fd in, out;
+// Output == input ^ kXor word by word, read back with plain pread (through
+// fresh descriptors: what the files hold, whatever the handles did).
+Status Verify(const Pipe &p, Layout l) {
+  Fd in;
   *in.out() = open(p.in_path.c_str(), O_RDONLY | O_CLOEXEC);
-  *out.out() = open(p.out_path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (in.get() < 0 || out.get() < 0) return ErrnoFail("verify: open", errno);
+  if (in.get() < 0) return ErrnoFail("verify: open", errno);
   std::vector<uint32_t> a(p.chunk / 4), b(p.chunk / 4);
   for (size_t i = 0; i < p.count; ++i) {
+    off_t out_off;
+    const Output &o = OutputOf(p, l, i, &out_off);
+    Fd out;
+    *out.out() = open(o.path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (out.get() < 0) return ErrnoFail("verify: open", errno);
     const uint64_t off = i * p.chunk;
     Status st = FullIo(in.get(), reinterpret_cast<char *>(a.data()), p.chunk, off, false);
-    if (st.ok()) st = FullIo(out.get(), reinterpret_cast<char *>(b.data()), p.chunk, off, false);
+    if (st.ok())
+      st = FullIo(out.get(), reinterpret_cast<char *>(b.data()), p.chunk,
+                  static_cast<uint64_t>(out_off), false);
     if (!st.ok()) return Fail("verify: %s", st.error.c_str());
     for (size_t w = 0; w < a.size(); ++w)
       if (b[w] != (a[w] ^ kXor))
-        return Fail("verify: output word at byte %llu is %08x, want %08x",
-                    static_cast<unsigned long long>(off + w * 4), b[w], a[w] ^ kXor);
+        return Fail("verify: %s: word at byte %llu is %08x, want %08x", o.path.c_str(),
+                    static_cast<unsigned long long>(out_off + w * 4), b[w], a[w] ^ kXor);
   }
   return {};
 }
 
-// Empties the output (so a missing write shows), drops caches with --cold,
+// Empties the outputs (so a missing write shows), drops caches with --cold,
 // runs one variant and checks what it wrote.
-Status RunVariant(const Options &opt, const Pipe &p, bool async, double *ms, Phases *ph) {
-  if (ftruncate(p.out_fd.get(), 0) != 0) return ErrnoFail("ftruncate output", errno);
+Status RunVariant(const Options &opt, const Pipe &p, Layout l, bool async, double *ms,
+                  Phases *ph) {
+  if (ftruncate(p.shared.fd.get(), 0) != 0) return ErrnoFail("ftruncate output", errno);
+  for (const Output &o : p.per_stream)
+    if (ftruncate(o.fd.get(), 0) != 0) return ErrnoFail("ftruncate output", errno);
   std::string how;
   Status st = opt.cold ? DropCache(p.in_path, &how) : Status{};
-  if (st.ok()) st = async ? RunAsync(p, ms) : RunSync(p, ms, ph);
-  if (st.ok()) st = Verify(p);
+  if (st.ok()) st = async ? RunAsync(p, l, ms) : RunSync(p, l, ms, ph);
+  if (st.ok()) st = Verify(p, l);
   return st;
 }
 
@@ -294,21 +341,23 @@ double Median(std::vector<double> v) {
 }
 
 // floor: the best ratio any overlap of the synchronous loop's phases could
-// reach, max(reads + kernels, writes) / their sum (median over the runs).
-void Report(const ReportContext &ctx, const Pipe &p, double async_ms, double sync_ms, int runs,
-            double floor) {
+// reach, max(reads + kernels, writes) / their sum (median over the runs);
+// it holds for kShared only.
+void Report(const ReportContext &ctx, const Pipe &p, Layout l, double async_ms, double sync_ms,
+            int runs, double floor) {
   const double ratio = async_ms / sync_ms;
   const bool met = ratio <= kTarget;
   nlohmann::json j;
   j["type"] = "pipeline";
-  j["setting"] = p.fns->origin + ", " + std::to_string(kStreams) + " streams";
+  j["setting"] = p.fns->origin + ", " + std::to_string(kStreams) + " streams, " + kLayoutName[l];
+  j["layout"] = l == kShared ? "shared" : "per-stream";
   j["chunks"] = p.count;
   j["chunk_size"] = p.chunk;
   j["runs"] = runs;
   j["async_ms"] = async_ms;
   j["sync_ms"] = sync_ms;
   j["ratio"] = ratio;
-  j["overlap_floor"] = floor;
+  if (l == kShared) j["overlap_floor"] = floor;
   j["target"] = "ratio <= 0.6";
   j["target_met"] = met;
   j["verified"] = true;
@@ -321,20 +370,23 @@ void Report(const ReportContext &ctx, const Pipe &p, double async_ms, double syn
     std::printf("%s\n", j.dump().c_str());
     return;
   }
-  std::printf(
-      "pipeline: async %.1f ms, sync %.1f ms, ratio %.3f (target <= 0.6: %s; best any overlap of "
-      "the synchronous phases could give: %.3f)\n",
-      async_ms, sync_ms, ratio, met ? "met" : "NOT met", floor);
+  std::printf("pipeline, %s: async %.1f ms, sync %.1f ms, ratio %.3f (target <= 0.6: %s",
+              kLayoutName[l], async_ms, sync_ms, ratio, met ? "met" : "NOT met");
+  // One file takes one buffered writer at a time, so the synchronous phases
+  // bound any overlap; two files can be written at once, so they do not.
+  if (l == kShared)
+    std::printf("; best any overlap of the synchronous phases could give: %.3f", floor);
+  std::printf(")\n");
 }
 
-Status Measure(const Options &opt, const Pipe &p, const ReportContext &ctx) {
+Status Measure(const Options &opt, const Pipe &p, Layout l, const ReportContext &ctx) {
   std::vector<double> async_ms, sync_ms, floors;
   const int runs = opt.effective_repeats();
   for (int r = 0; r < runs; ++r) {
     double a = 0, s = 0;
     Phases ph;
-    Status st = RunVariant(opt, p, true, &a, &ph);
-    if (st.ok()) st = RunVariant(opt, p, false, &s, &ph);
+    Status st = RunVariant(opt, p, l, true, &a, &ph);
+    if (st.ok()) st = RunVariant(opt, p, l, false, &s, &ph);
     if (!st.ok()) return st;
     async_ms.push_back(a);
     sync_ms.push_back(s);
@@ -342,11 +394,11 @@ Status Measure(const Options &opt, const Pipe &p, const ReportContext &ctx) {
     floors.push_back(total > 0 ? std::max(ph.read + ph.kernel, ph.write) / total : 1.0);
     if (!ctx.json)
       std::printf(
-          "pipeline run %d: async %.1f ms, sync %.1f ms (reads %.1f, kernels %.1f, writes %.1f), "
-          "verified\n",
-          r + 1, a, s, ph.read, ph.kernel, ph.write);
+          "pipeline, %s, run %d: async %.1f ms, sync %.1f ms (reads %.1f, kernels %.1f, writes "
+          "%.1f), verified\n",
+          kLayoutName[l], r + 1, a, s, ph.read, ph.kernel, ph.write);
   }
-  Report(ctx, p, Median(async_ms), Median(sync_ms), runs, Median(floors));
+  Report(ctx, p, l, Median(async_ms), Median(sync_ms), runs, Median(floors));
   return {};
 }
 
@@ -367,10 +419,13 @@ int RunPipeline(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
   if (st.ok()) st = OpenFiles(opt, &p);
   if (st.ok()) st = SetupGpu(opt, &p);
   if (!ctx.json && st.ok())
-    std::printf("pipeline: %zu chunks of %s, %s -> %s, on %s\n", p.count, SizeText(p.chunk).c_str(),
-                p.in_path.c_str(), p.out_path.c_str(), ctx.gpu.c_str());
-  if (st.ok()) st = Measure(opt, p, ctx);
-  if (!p.out_path.empty()) unlink(p.out_path.c_str());  // 1 GiB of scratch
+    std::printf("pipeline: %zu chunks of %s from %s, on %s\n", p.count, SizeText(p.chunk).c_str(),
+                p.in_path.c_str(), ctx.gpu.c_str());
+  for (int l = 0; l < kLayouts && st.ok(); ++l) st = Measure(opt, p, static_cast<Layout>(l), ctx);
+  // The outputs are scratch, as large as the input.
+  if (!p.shared.path.empty()) unlink(p.shared.path.c_str());
+  for (const Output &o : p.per_stream)
+    if (!o.path.empty()) unlink(o.path.c_str());
   if (!st.ok()) {
     std::fprintf(stderr, "ufile-bench: pipeline: %s\n", st.error.c_str());
     return 1;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // -x pipeline: issue 4's stream target. The file is processed in chunks
-// (read -> XOR kernel -> write to <file>.out at the same offset), once as a
-// two-stream cuFileReadAsync -> cuLaunchKernel -> cuFileWriteAsync pipeline
-// and once synchronously a chunk at a time; the target is async <= 0.6x sync.
+// (read -> XOR kernel -> write), once as a two-stream cuFileReadAsync ->
+// cuLaunchKernel -> cuFileWriteAsync pipeline and once synchronously a chunk
+// at a time; the target is async <= 0.6x sync. Both are measured with two
+// output layouts: one file <file>.out (chunk i at its input offset), and a
+// file per stream <file>.out0/.out1 (chunk i in .out(i%2) at (i/2)*chunk).
 // Thread-safety: main thread only.
 #pragma once
 
