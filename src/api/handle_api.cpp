@@ -14,7 +14,8 @@ extern "C" CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t 
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     if (!g.ok()) return g.status().ToCuFileError();
     stats::OnSession(g->runtime());  // profile.cufile_stats / profile.nvtx of this session
-    Result<CUfileHandle_t> h = (*g)->handles().Register(*descr);
+    Result<CUfileHandle_t> h =
+        (*g)->handles().Register(*descr, (*g)->config().force_odirect_mode);
     stats::Count(stats::kHandleRegister, h.ok());
     if (!h.ok()) return h.status().ToCuFileError();
     *fh = *h;

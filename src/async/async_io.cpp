@@ -27,7 +27,7 @@ Result<size_t> RunChecked(const char *fn, Runtime &rt, FileHandle &file, const I
   Result<IoRequest> req = BuildRequest(fn, rt, file, a);
   if (!req.ok()) return req.status();
   trace::Range range(RangeFor(fn, a.write), a.size);
-  const int fd = file.is_fs_ops() ? -1 : file.fd();
+  const int fd = file.is_fs_ops() ? -1 : file.user_fd();
   trace::IoStart(a.write, fd, a.file_off, a.size);
   Result<size_t> r = ExecuteIo(rt, *req);
   trace::IoDone(a.write, fd, a.file_off, a.size,

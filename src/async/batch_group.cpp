@@ -259,7 +259,7 @@ class Group {
     if (canceled_()) return Cancel(*it.entry);
     const IoRequest &req = it.req;
     trace::Range range(trace::RangeKind::kBatchSubmit, req.size);
-    const int fd = it.file->is_fs_ops() ? -1 : it.file->fd();
+    const int fd = it.file->is_fs_ops() ? -1 : it.file->user_fd();
     trace::IoStart(req.write, fd, req.file_off, req.size);
     Result<size_t> r = ExecuteIo(rt_, req);
     trace::IoDone(req.write, fd, req.file_off, req.size,

@@ -27,10 +27,31 @@ Result<std::shared_ptr<FileHandle>> Refuse(CUfileOpError op, const char *why, in
 }  // namespace
 
 FileHandle::~FileHandle() {
-  if (buffered_fd_ >= 0 && buffered_fd_ != fd_) SysOps::Current().Close(buffered_fd_);
+  if (owns_fd_) SysOps::Current().Close(fd_);
+  if (buffered_fd_ >= 0 && buffered_fd_ != user_fd_) SysOps::Current().Close(buffered_fd_);
 }
 
-Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr) {
+// Reopens the caller's buffered descriptor with O_DIRECT for ufile's I/O;
+// on failure (tmpfs, no fds left) logs why and stays buffered.
+void FileHandle::ForceDirect() {
+  const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
+  const int flags =
+      (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_DIRECT | O_CLOEXEC;
+  const int dfd = SysOps::Current().Open(path.c_str(), flags, 0);
+  if (dfd < 0) {
+    UFILE_LOG_WARN("force_odirect_mode: reopening fd %d with O_DIRECT failed (%s); its I/O stays "
+                   "buffered",
+                   user_fd_, std::strerror(errno));
+    return;
+  }
+  fd_ = dfd;
+  owns_fd_ = true;
+  direct_ = true;
+  UFILE_LOG_INFO("force_odirect_mode: fd %d does its I/O through O_DIRECT fd %d", user_fd_, dfd);
+}
+
+Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr,
+                                                          bool force_direct) {
   std::shared_ptr<FileHandle> h(new FileHandle());
   int type = 0;  // any int from C: never loaded as the enum
   static_assert(sizeof type == sizeof descr.type);
@@ -67,12 +88,14 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   if (flags & O_APPEND)
     return Refuse(CU_FILE_INVALID_FILE_OPEN_FLAG, "opened with O_APPEND (offsets ignored)", fd);
   h->fd_ = fd;
+  h->user_fd_ = fd;
   h->open_flags_ = flags;
   h->direct_ = (flags & O_DIRECT) != 0;
   const int acc = flags & O_ACCMODE;
   h->readable_ = acc == O_RDONLY || acc == O_RDWR;
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
   if (!h->direct_) h->buffered_fd_ = fd;
+  if (force_direct && !h->direct_) h->ForceDirect();
   return h;
 }
 
@@ -80,33 +103,33 @@ Result<int> FileHandle::BufferedFd() {
   std::lock_guard<std::mutex> lock(buffered_mu_);
   if (buffered_fd_ >= 0) return buffered_fd_;
   // Reopen the same file through its /proc link, same access mode, no O_DIRECT.
-  const std::string path = "/proc/self/fd/" + std::to_string(fd_);
+  const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
   const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
   int bfd = SysOps::Current().Open(path.c_str(), flags, 0);
   if (bfd < 0) {
     int err = errno;
     UFILE_LOG_ERROR("opening a buffered descriptor for fd %d (%s) failed: errno %d; unaligned "
                     "O_DIRECT I/O is impossible on it",
-                    fd_, path.c_str(), err);
+                    user_fd_, path.c_str(), err);
     return Status::Errno(err);
   }
   buffered_fd_ = bfd;
   return bfd;
 }
 
-Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr) {
-  Result<std::shared_ptr<FileHandle>> h = FileHandle::FromDescr(descr);
+Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool force_direct) {
+  Result<std::shared_ptr<FileHandle>> h = FileHandle::FromDescr(descr, force_direct);
   if (!h.ok()) return h.status();
   std::unique_lock<std::shared_mutex> lock(mu_);
   const bool has_fd = !(*h)->is_fs_ops();
-  if (has_fd && by_fd_.count((*h)->fd())) {
-    UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->fd());
+  if (has_fd && by_fd_.count((*h)->user_fd())) {
+    UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->user_fd());
     return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
   }
   // Ids are multiples of 16 plus 1: never an aligned pointer.
   const uintptr_t id = (g_next_id.fetch_add(1) << 4) | 1;
   by_id_.emplace(id, *h);
-  if (has_fd) by_fd_.emplace((*h)->fd(), id);
+  if (has_fd) by_fd_.emplace((*h)->user_fd(), id);
   return reinterpret_cast<CUfileHandle_t>(id);
 }
 
@@ -120,7 +143,7 @@ bool HandleTable::Deregister(CUfileHandle_t fh) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto it = by_id_.find(reinterpret_cast<uintptr_t>(fh));
   if (it == by_id_.end()) return false;
-  if (!it->second->is_fs_ops()) by_fd_.erase(it->second->fd());
+  if (!it->second->is_fs_ops()) by_fd_.erase(it->second->user_fd());
   by_id_.erase(it);
   return true;
 }

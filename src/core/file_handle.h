@@ -4,6 +4,10 @@
 // refused (CU_FILE_HANDLE_NOT_REGISTERED), never followed. An I/O holds a
 // shared_ptr to its FileHandle, so deregistration during I/O is safe: the
 // handle dies when its last I/O ends.
+// With properties.force_odirect_mode, a descriptor opened without O_DIRECT
+// is reopened with it for ufile's own I/O (the caller's stays the buffered
+// one), as if the caller had opened it so; where the file system refuses
+// O_DIRECT the handle stays buffered.
 // Thread-safety: FileHandle is immutable after Register except for the
 // lazily opened buffered descriptor (guarded); HandleTable is thread-safe.
 #pragma once
@@ -24,7 +28,11 @@ class FileHandle {
   ~FileHandle();
 
   bool is_fs_ops() const { return fs_ops_ != nullptr; }
+  // The descriptor ufile does I/O on: the caller's, or with
+  // force_odirect_mode its O_DIRECT reopening.
   int fd() const { return fd_; }
+  // The descriptor the caller registered (the handle table's key, traces).
+  int user_fd() const { return user_fd_; }
   bool direct() const { return direct_; }
   bool readable() const { return readable_; }
   bool writable() const { return writable_; }
@@ -37,12 +45,17 @@ class FileHandle {
   // without O_DIRECT, fd() itself.
   Result<int> BufferedFd();
 
-  // Validates descr and builds a handle (no registration).
-  static Result<std::shared_ptr<FileHandle>> FromDescr(const CUfileDescr_t &descr);
+  // Validates descr and builds a handle (no registration); force_direct:
+  // properties.force_odirect_mode.
+  static Result<std::shared_ptr<FileHandle>> FromDescr(const CUfileDescr_t &descr,
+                                                       bool force_direct = false);
 
  private:
   FileHandle() = default;
+  void ForceDirect();
   int fd_ = -1;
+  int user_fd_ = -1;
+  bool owns_fd_ = false;  // fd_ is ufile's O_DIRECT reopening
   int open_flags_ = 0;
   bool direct_ = false;
   bool readable_ = false;
@@ -57,7 +70,7 @@ class FileHandle {
 class HandleTable {
  public:
   // CU_FILE_HANDLE_ALREADY_REGISTERED if the descriptor is registered.
-  Result<CUfileHandle_t> Register(const CUfileDescr_t &descr);
+  Result<CUfileHandle_t> Register(const CUfileDescr_t &descr, bool force_direct = false);
   // nullptr when fh is not a live handle.
   std::shared_ptr<FileHandle> Lookup(CUfileHandle_t fh) const;
   // False when fh is not a live handle.

@@ -92,7 +92,7 @@ void RecordIo(unsigned level, const IoRequest &req, const Result<size_t> &r, uin
 
 Result<size_t> ObserveSlow(unsigned state, Runtime &rt, const IoRequest &req) {
   const unsigned level = state & kLevelMask;
-  const int fd = req.file->fd();
+  const int fd = req.file->user_fd();  // the caller's, for traces
   trace::IoStart(req.write, fd, req.file_off, req.size);
   std::optional<trace::Range> range;
   if (state & kNvtxBit)
@@ -114,7 +114,7 @@ std::map<const void *, std::pair<int, uint64_t>> g_registered;  // guarded by g_
 Result<size_t> ObservedExecuteIo(Runtime &rt, const IoRequest &req) {
   const unsigned state = State();
   if (state) return ObserveSlow(state, rt, req);
-  const int fd = req.file->fd();
+  const int fd = req.file->user_fd();  // the caller's, for traces
   trace::IoStart(req.write, fd, req.file_off, req.size);
   Result<size_t> r = ExecuteIo(rt, req);
   trace::IoDone(req.write, fd, req.file_off, req.size, ProbeResult(r));
