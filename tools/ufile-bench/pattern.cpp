@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pattern.h"
 
+#include <algorithm>
+#include <cstdio>
 #include <cstring>
+#include <vector>
 
 namespace bench {
 namespace {
@@ -97,6 +100,35 @@ bool CheckPattern(uint64_t off, const void *src, size_t len, uint64_t *bad_off) 
     len -= n;
   }
   return true;
+}
+
+std::string DescribeMismatch(uint64_t off, const void *src, size_t len) {
+  const auto *in_p = static_cast<const unsigned char *>(src);
+  std::vector<unsigned char> want(len);
+  FillPattern(off, want.data(), len);
+  size_t wrong = 0, first = len, last = 0;
+  for (size_t i = 0; i < len; ++i) {
+    if (in_p[i] == want[i]) continue;
+    ++wrong;
+    first = std::min(first, i);
+    last = i;
+  }
+  if (wrong == 0) return "no byte differs";
+  std::string s = std::to_string(wrong) + " of " + std::to_string(len) + " bytes differ in [" +
+                  std::to_string(off + first) + ", " + std::to_string(off + last + 1) +
+                  "); there: found";
+  char hex[4];
+  const size_t shown = std::min<size_t>(8, len - first);
+  for (size_t i = 0; i < shown; ++i) {
+    std::snprintf(hex, sizeof hex, " %02x", in_p[first + i]);
+    s += hex;
+  }
+  s += ", want";
+  for (size_t i = 0; i < shown; ++i) {
+    std::snprintf(hex, sizeof hex, " %02x", want[first + i]);
+    s += hex;
+  }
+  return s;
 }
 
 }  // namespace bench

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace bench {
 
@@ -17,5 +18,9 @@ void FillPattern(uint64_t off, void *dst, size_t len);
 // Compares src with the pattern of [off, off + len). Returns true when equal;
 // otherwise false and *bad_off is the file offset of the first wrong byte.
 bool CheckPattern(uint64_t off, const void *src, size_t len, uint64_t *bad_off);
+
+// For a failed check: how many bytes of [off, off + len) differ, over which
+// range, and the first few found and wanted there (slow: failures only).
+std::string DescribeMismatch(uint64_t off, const void *src, size_t len);
 
 }  // namespace bench

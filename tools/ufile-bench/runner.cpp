@@ -115,9 +115,10 @@ Status CheckSlots(Worker &w, const Req *reqs, size_t n, std::vector<char> &scrat
       if (!CheckPattern(reqs[i].off + done, host, piece, &bad))
         return Fail(
             "verify failed: byte at file offset %llu differs from the pattern "
-            "(request of %zu at %llu)",
+            "(request of %zu at %llu; %s)",
             static_cast<unsigned long long>(bad), reqs[i].len,
-            static_cast<unsigned long long>(reqs[i].off));
+            static_cast<unsigned long long>(reqs[i].off),
+            DescribeMismatch(reqs[i].off + done, host, piece).c_str());
       *checked += piece;
     }
   }
@@ -236,8 +237,9 @@ Status ReadBack(const std::string &path, uint64_t len, int nthreads) {
         st = Fail("read back: short read or error at offset %llu",
                   static_cast<unsigned long long>(off));
       else if (!CheckPattern(off, buf.data(), want, &bad))
-        st = Fail("read back after the writes: byte at offset %llu differs from the pattern",
-                  static_cast<unsigned long long>(bad));
+        st = Fail("read back after the writes: byte at offset %llu differs from the pattern "
+                  "(%s)",
+                  static_cast<unsigned long long>(bad), DescribeMismatch(off, buf.data(), want).c_str());
       if (st.ok()) continue;
       std::lock_guard<std::mutex> lock(mu);
       if (first.ok()) first = st;
