@@ -174,9 +174,37 @@ Result<LaneLease> CopyLanes::Lease(CUcontext ctx) {
       return LaneLease(this, lane);
     }
   }
+  // A lane parked in another thread's slot (that thread may have exited):
+  // reuse it rather than create a stream. Creating streams while stream
+  // operations hold user streams was seen to deadlock in the CUDA driver
+  // (docs/ASYNC.md), and lanes must not grow with every short-lived thread.
+  for (Slot &slot : slots_) {
+    std::lock_guard<std::mutex> lock(slot.mu);
+    if (slot.lane && slot.lane->ctx == ctx) {
+      CopyLane lane = *slot.lane;
+      slot.lane.reset();
+      return LaneLease(this, lane);
+    }
+  }
   Result<CopyLane> lane = Create(ctx);
   if (!lane.ok()) return lane.status();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = std::find_if(created_.begin(), created_.end(),
+                           [&](const auto &e) { return e.first == ctx; });
+    if (it == created_.end())
+      created_.emplace_back(ctx, 1);
+    else
+      ++it->second;
+  }
   return LaneLease(this, *lane);
+}
+
+size_t CopyLanes::created(CUcontext ctx) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto &e : created_)
+    if (e.first == ctx) return e.second;
+  return 0;
 }
 
 void CopyLanes::Return(const CopyLane &lane) {
@@ -253,6 +281,7 @@ void CopyLanes::ReleaseAll() {
     Cuda().cuModuleUnload(k.mod);
   }
   kernels_.clear();
+  created_.clear();
 }
 
 }  // namespace ufile

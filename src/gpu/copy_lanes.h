@@ -7,8 +7,10 @@
 // writes device memory and mapped pinned host memory alike, so a batch of
 // small I/Os costs one launch instead of one copy each.
 // Each thread first looks in its own slot (one lane, an uncontended lock),
-// so many threads doing small I/O do not queue on one mutex; every lane,
-// in a slot or not, stays reachable for ReleaseAll.
+// so many threads doing small I/O do not queue on one mutex; then in the
+// shared list, then in the other slots, and creates a lane only when none
+// is idle, so the number of lanes is the most ever leased at once. Every
+// lane, in a slot or not, stays reachable for ReleaseAll.
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
@@ -64,6 +66,8 @@ class CopyLanes {
   CopyLanes &operator=(const CopyLanes &) = delete;
 
   Result<LaneLease> Lease(CUcontext ctx);
+  // Lanes created in ctx so far (idle or leased).
+  size_t created(CUcontext ctx) const;
   void Return(const CopyLane &lane);
   // Destroys every idle lane and unloads the gather kernels (driver close,
   // after all I/O has drained).
@@ -94,9 +98,10 @@ class CopyLanes {
   CUfunction KernelFor(CUcontext ctx);
 
   std::array<Slot, kSlots> slots_;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<CopyLane> idle_;   // guarded by mu_
   std::vector<Kernel> kernels_;  // guarded by mu_
+  std::vector<std::pair<CUcontext, size_t>> created_;  // guarded by mu_
 };
 
 }  // namespace ufile
