@@ -300,13 +300,18 @@ UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_
   StoreRelaxed64(&q.ctl->claim_hint, (static_cast<u64>(gen) << 32) | slot);
 }
 
+UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q);
+
 // Claims a slot, waiting until deadline when all are in use: the slot, or
-// -EBUSY / -ESHUTDOWN (the set began closing while it waited).
+// -EBUSY / -ESHUTDOWN (the set began closing while it waited). While it
+// waits it reaps, so slots abandoned by timed-out waits come back even when
+// no other waiter is left to reap their completions.
 UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
                          uint64_t deadline, uint32_t *gen) {
   for (;;) {
     const int s = TryClaim(v, q, gen);
     if (s >= 0) return s;
+    if (Reap(v, q)) continue;
     if (LoadRelaxedSys32(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
     if (NowNs() >= deadline) return -UFILE_DEVIO_EBUSY;
     Backoff(v.poll_ns);
