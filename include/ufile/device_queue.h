@@ -263,17 +263,18 @@ UFILE_DEVIO_HD bool LLPosted(const ufile_devio_view_t &v, const ufile_devio_queu
 
 // ---- Slots. ----
 
-// A free slot moved to CLAIMED (its new generation in *gen), or -1. First
+// A free slot moved to CLAIMED (or straight to state: INFLIGHT for a caller
+// that submits at once) with its new generation in *gen, or -1. First
 // tries the slot freed last (the hint holds its index and generation, so
 // one CAS claims it), then scans.
 UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                            uint32_t *gen) {
+                            uint32_t *gen, uint32_t state = kSlotClaimed) {
   const u64 hint = LoadRelaxed64(&q.ctl->claim_hint);
   const uint32_t hs = static_cast<uint32_t>(hint & 0xffffffffu);
   if (hs < v.depth) {
     const uint32_t g = static_cast<uint32_t>(hint >> 32);
     const uint32_t next = (g + 1) & 0xffffffu;
-    if (Cas64(&q.slots[hs], SlotWord(kSlotFree, g, 0), SlotWord(kSlotClaimed, next, 0)) ==
+    if (Cas64(&q.slots[hs], SlotWord(kSlotFree, g, 0), SlotWord(state, next, 0)) ==
         SlotWord(kSlotFree, g, 0)) {
       *gen = next;
       return static_cast<int>(hs);
@@ -287,7 +288,7 @@ UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue
         !(SlotState(cur) == kSlotAbandonedLL && LLPosted(v, q, s, SlotGen(cur))))
       continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
-    if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
+    if (Cas64(&q.slots[s], cur, SlotWord(state, g, 0)) == cur) {
       *gen = g;
       return static_cast<int>(s);
     }
@@ -307,9 +308,9 @@ UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queu
 // waits it reaps, so slots abandoned by timed-out waits come back even when
 // no other waiter is left to reap their completions.
 UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                         uint64_t deadline, uint32_t *gen) {
+                         uint64_t deadline, uint32_t *gen, uint32_t state = kSlotClaimed) {
   for (;;) {
-    const int s = TryClaim(v, q, gen);
+    const int s = TryClaim(v, q, gen, state);
     if (s >= 0) return s;
     if (Reap(v, q)) continue;
     if (LoadRelaxedSys32(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;

@@ -168,11 +168,10 @@ UFILE_DEVIO_HD int64_t ReadLL(const G &g, const ufile_devio_view_t &v,
   int64_t sg = 0;
   if (g.leader()) {
     uint32_t gen = 0;
-    const int s = Claim(v, q, NowNs() + tmo, &gen);
+    const int s = Claim(v, q, NowNs() + tmo, &gen, kSlotInflight);  // no CLAIMED step
     if (s < 0) {
       sg = s;
     } else {
-      StoreRelaxed64(&q.slots[s], SlotWord(kSlotInflight, gen, 0));
       uint32_t pos = 0, published = 0;
       const bool open = AdmitAndReserve(v, q, 1, &pos, &published);
       if (!open) StoreRelaxed64(&q.slots[s], SlotWord(kSlotAbandoned, gen, 0));
@@ -196,6 +195,40 @@ UFILE_DEVIO_HD int64_t ReadLL(const G &g, const ufile_devio_view_t &v,
   uint64_t next = g.rank();  // this member's first line not yet stored
   bool known = false;
   int64_t res = 0;
+  if (v.options & UFILE_DEVIO_OPT_LL_STAGED) {
+    // The leader alone polls the completion word (acquire: the proxy stored
+    // it, with release, after the data reached staging); the group barrier
+    // of the broadcast orders every member's staging loads after it.
+    int64_t hr = INT64_MIN;
+    if (g.leader()) {
+      for (;;) {
+        const uint64_t h = LoadAcquireSys64(area);
+        if (static_cast<uint32_t>(h >> 32) == flag) {
+          hr = static_cast<int32_t>(static_cast<uint32_t>(h));
+          break;
+        }
+        if (NowNs() >= deadline) break;
+        Backoff(v.poll_ns);
+      }
+    }
+    hr = g.bcast(hr);
+    if (hr == INT64_MIN) {
+      if (g.leader()) {
+        Cas64(&q.slots[slot], SlotWord(kSlotInflight, gen, 0), SlotWord(kSlotAbandonedLL, gen, 0));
+        Count(&q.ctl->timeouts, 1);
+      }
+      return -UFILE_DEVIO_ETIMEDOUT;
+    }
+    res = hr > static_cast<int64_t>(size) ? -UFILE_DEVIO_EINVAL : hr;
+    if (res > 0) g.copy(dst, Staging(v, q, slot), static_cast<uint64_t>(res),
+                        (v.options & UFILE_DEVIO_OPT_NARROW_COPY) != 0);
+    g.sync();
+    if (g.leader()) {
+      Release(q, slot, gen);
+      Count(&q.ctl->reaped, 1);
+    }
+    return res;
+  }
   for (;;) {
     uint64_t h = 0;
     if (!known) h = LoadRelaxedSys64(area);

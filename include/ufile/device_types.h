@@ -38,6 +38,10 @@ extern "C" {
                                               lines (4 data bytes + a flag a word): one \
                                               host round trip brings data and completion \
                                               (docs/DEVICE_IO.md); ignored on no-CPU    */
+#define UFILE_DEVIO_OPT_LL_STAGED 0x10u    /* with _LL: the data goes through the slot's    \
+                                              staging, only the slot's completion word is \
+                                              flagged: one thread polls it, then the group \
+                                              copies (half the PCIe bytes of LL lines)    */
 #define UFILE_DEVIO_OPT_DEFAULT UFILE_DEVIO_OPT_FIXED_BUFFERS
 
 /* LL reads: the largest, and the bytes of host memory each slot gets for its

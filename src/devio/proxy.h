@@ -42,6 +42,7 @@ struct ProxyOptions {
   uint32_t poll_us = 50;
   uint32_t depth = 0;   // slots per queue
   uint32_t ll_max = 0;  // LL: largest read (its areas are UFILE_DEVIO_LL_STRIDE(ll_max) apart)
+  bool ll_staged = false;  // LL: the data goes to the slot's staging; only the header is flagged
   // LL: every slot's whole area is rewritten with the current flag after at
   // most this many entries for the slot, so no word keeps a flag 2^24
   // generations old (which a later request of the slot would take as its own).
@@ -94,6 +95,10 @@ class Proxy {
   std::atomic<uint64_t> requests_{0};
   std::atomic<uint64_t> errors_{0};
   std::atomic<bool> stop_{false};
+  // UFILE_DEVIO_PROXY_TIMING=1: mean service phases printed at destruction
+  // (measurement only): entries, ns taking->read, read->completion posted.
+  bool timing_ = false;
+  std::atomic<uint64_t> t_n_{0}, t_read_{0}, t_post_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::thread> threads_;

@@ -75,7 +75,8 @@ int QueueSet::Normalize(ufile_devio_params_t *p) {
   if (p->path > UFILE_DEVIO_PATH_PROXY) return -EINVAL;
   if (!p->staging_bytes || p->staging_bytes > kMaxStaging) return -EINVAL;
   if (p->options & ~(UFILE_DEVIO_OPT_TEMPLATES | UFILE_DEVIO_OPT_FIXED_BUFFERS |
-                     UFILE_DEVIO_OPT_NARROW_COPY | UFILE_DEVIO_OPT_LL))
+                     UFILE_DEVIO_OPT_NARROW_COPY | UFILE_DEVIO_OPT_LL |
+                     UFILE_DEVIO_OPT_LL_STAGED))
     return -EINVAL;
   if (p->device < -1) return -EINVAL;
   p->queue_depth = RoundPow2(p->queue_depth);
@@ -311,6 +312,7 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
     po.poll_us = s->p_.wake_poll_us;
     po.depth = s->p_.queue_depth;
     po.ll_max = s->ll_ ? s->LLMax() : 0;
+    po.ll_staged = (s->p_.options & UFILE_DEVIO_OPT_LL_STAGED) != 0;
     if (s->ll_ && LLScrubEveryForTests()) po.ll_scrub_every = LLScrubEveryForTests();
     s->proxy_ = std::make_unique<Proxy>(std::move(pq), std::move(pf), po);
   }

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Device-initiated I/O, LL reads (UFILE_DEVIO_OPT_LL, proxy path) with host
+// Device-initiated I/O, LL reads (UFILE_DEVIO_OPT_LL, as lines or staged with
+// a completion word: UFILE_DEVIO_OPT_LL_STAGED; proxy path) with host
 // threads as the GPU: byte-exact reads of 1 B .. 64 KiB at unaligned offsets
 // and buffers (and larger ones falling back to staging), end of file, errors
 // as results, the bounded wait and the abandoned slot's reuse, the areas'
@@ -28,9 +29,9 @@ using devio::ThreadGroup;
 using devio::Ticket;
 using Clock = std::chrono::steady_clock;
 
-ufile_devio_params_t LLParams() {
+ufile_devio_params_t LLParams(uint32_t opts) {
   ufile_devio_params_t p = HostParams(UFILE_DEVIO_PATH_PROXY);
-  p.options |= UFILE_DEVIO_OPT_LL;
+  p.options |= opts;
   return p;
 }
 
@@ -53,7 +54,8 @@ class SlowReads : public SysOps {
   int delay_ms_;
 };
 
-class DevioLL : public ::testing::Test {
+// Parameter: the LL options (lines, or staged data + completion word).
+class DevioLL : public ::testing::TestWithParam<uint32_t> {
  protected:
   void Make(ufile_devio_params_t p) {
     CUfileHandle_t h = file_.handle();
@@ -66,8 +68,8 @@ class DevioLL : public ::testing::Test {
   ufile_devio_view_t v_{};
 };
 
-TEST_F(DevioLL, ReadsAreByteExact) {
-  Make(LLParams());
+TEST_P(DevioLL, ReadsAreByteExact) {
+  Make(LLParams(GetParam()));
   ASSERT_NE(v_.options & UFILE_DEVIO_OPT_LL, 0u);
   EXPECT_EQ(v_.ll_max, 65536u);
   ASSERT_NE(v_.queues[0].ll, nullptr);
@@ -102,7 +104,7 @@ TEST_F(DevioLL, ReadsAreByteExact) {
   EXPECT_EQ(q_.Destroy(), 0);
 }
 
-TEST_F(DevioLL, ErrorsArriveAsResults) {
+TEST_P(DevioLL, ErrorsArriveAsResults) {
   RegisteredFile ro(dir_.File("ro"), 65536, 82, O_RDONLY);
   FaultySysOps faulty;
   FaultySysOps::Fault f;
@@ -111,7 +113,7 @@ TEST_F(DevioLL, ErrorsArriveAsResults) {
   f.times = 1;
   faulty.Arm(f);
   ScopedSysOps scope(&faulty);
-  ufile_devio_params_t p = LLParams();
+  ufile_devio_params_t p = LLParams(GetParam());
   std::vector<CUfileHandle_t> hs = {file_.handle(), ro.handle()};
   ASSERT_EQ(q_.Create(hs.data(), 2, &p), 0);
   v_ = q_.view();
@@ -144,10 +146,10 @@ TEST_F(DevioLL, ErrorsArriveAsResults) {
   ExpectAllSlotsFree(v_);
 }
 
-TEST_F(DevioLL, WaitIsBoundedAndTheAbandonedSlotComesBack) {
+TEST_P(DevioLL, WaitIsBoundedAndTheAbandonedSlotComesBack) {
   SlowReads slow(300);
   ScopedSysOps scope(&slow);
-  ufile_devio_params_t p = LLParams();
+  ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 1;
   p.queue_depth = 1;  // the next read needs the abandoned slot
   Make(p);
@@ -169,10 +171,10 @@ TEST_F(DevioLL, WaitIsBoundedAndTheAbandonedSlotComesBack) {
   ExpectAllSlotsFree(v_);
 }
 
-TEST_F(DevioLL, TeardownWaitsForALateLLCompletion) {
+TEST_P(DevioLL, TeardownWaitsForALateLLCompletion) {
   SlowReads slow(200);
   ScopedSysOps scope(&slow);
-  ufile_devio_params_t p = LLParams();
+  ufile_devio_params_t p = LLParams(GetParam());
   p.destroy_wait_ms = 3000;
   Make(p);
   std::vector<uint8_t> buf(4096);
@@ -186,9 +188,9 @@ TEST_F(DevioLL, TeardownWaitsForALateLLCompletion) {
 
 // Areas rewritten whole every 2 entries of a slot (instead of 2^20), with
 // reads of every size and staged requests interleaved on one slot.
-TEST_F(DevioLL, AreasRewrittenWholeKeepReadsExact) {
+TEST_P(DevioLL, AreasRewrittenWholeKeepReadsExact) {
   setenv("UFILE_DEVIO_LL_SCRUB_EVERY", "2", 1);
-  ufile_devio_params_t p = LLParams();
+  ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 1;
   p.queue_depth = 1;
   Make(p);
@@ -213,8 +215,8 @@ TEST_F(DevioLL, AreasRewrittenWholeKeepReadsExact) {
   EXPECT_EQ(s.stale, 0u);
 }
 
-TEST_F(DevioLL, ManyThreadsMixingLLAndStagedRequests) {
-  ufile_devio_params_t p = LLParams();
+TEST_P(DevioLL, ManyThreadsMixingLLAndStagedRequests) {
+  ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 3;
   p.queue_depth = 4;  // fewer slots than threads
   p.staging_bytes = 16384;
@@ -256,10 +258,10 @@ TEST_F(DevioLL, ManyThreadsMixingLLAndStagedRequests) {
   EXPECT_EQ(q_.Destroy(), 0);
 }
 
-TEST_F(DevioLL, IgnoredOnTheNoCpuPath) {
+TEST_P(DevioLL, IgnoredOnTheNoCpuPath) {
   std::string why;
   if (!NoCpuAvailable(&why)) GTEST_SKIP() << "no-CPU path unavailable here: " << why;
-  ufile_devio_params_t p = LLParams();
+  ufile_devio_params_t p = LLParams(GetParam());
   p.path = UFILE_DEVIO_PATH_NOCPU;
   p.sq_threads = 1;
   Make(p);
@@ -269,6 +271,15 @@ TEST_F(DevioLL, IgnoredOnTheNoCpuPath) {
   EXPECT_EQ(HostTransfer(v_, 0, 0, false, buf.data(), 4096, 100), 4096);
   EXPECT_EQ(0, memcmp(buf.data(), file_.data().data() + 100, 4096));
 }
+
+std::string OptsName(const ::testing::TestParamInfo<uint32_t> &info) {
+  return (info.param & UFILE_DEVIO_OPT_LL_STAGED) ? "staged" : "lines";
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, DevioLL,
+                         ::testing::Values(UFILE_DEVIO_OPT_LL,
+                                           UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED),
+                         OptsName);
 
 }  // namespace
 }  // namespace ufile::test
