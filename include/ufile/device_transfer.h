@@ -154,6 +154,43 @@ UFILE_DEVIO_HD void StoreLine(uint8_t *dst, uint64_t j, uint32_t lo, uint32_t hi
 #endif
 }
 
+// Polls a slot's completion word until it carries flag: its result (then
+// an acquire: what the proxy wrote before it is visible), or INT64_MIN at
+// deadline. On the device kPollDepth loads stay in flight, issued about a
+// host round trip / kPollDepth apart, so a posted word is seen about a
+// round trip after it lands rather than up to two.
+inline constexpr int kPollDepth = 4;
+UFILE_DEVIO_HD int64_t PollCompletion(const uint64_t *word, uint32_t flag, uint64_t deadline,
+                                      uint32_t poll_ns) {
+#ifdef __CUDA_ARCH__
+  uint64_t h[kPollDepth];
+#pragma unroll
+  for (int i = 0; i < kPollDepth; ++i) {
+    h[i] = LoadRelaxedSys64(word);
+    if (i + 1 < kPollDepth) __nanosleep(250);
+  }
+  for (;;) {
+#pragma unroll
+    for (int i = 0; i < kPollDepth; ++i) {
+      if (static_cast<uint32_t>(h[i] >> 32) == flag) {
+        FenceAcquireSys();
+        return static_cast<int32_t>(static_cast<uint32_t>(h[i]));
+      }
+      if (poll_ns) __nanosleep(poll_ns);
+      h[i] = LoadRelaxedSys64(word);
+    }
+    if (NowNs() >= deadline) return INT64_MIN;
+  }
+#else
+  for (;;) {
+    const uint64_t h = LoadAcquireSys64(word);
+    if (static_cast<uint32_t>(h >> 32) == flag) return static_cast<int32_t>(static_cast<uint32_t>(h));
+    if (NowNs() >= deadline) return INT64_MIN;
+    Backoff(poll_ns);
+  }
+#endif
+}
+
 // A synchronous read of at most v.ll_max bytes through LL lines: the leader
 // claims a slot and submits (as any request); then every member polls its
 // own lines and the header together, storing each line whose two words
@@ -200,17 +237,7 @@ UFILE_DEVIO_HD int64_t ReadLL(const G &g, const ufile_devio_view_t &v,
     // it, with release, after the data reached staging); the group barrier
     // of the broadcast orders every member's staging loads after it.
     int64_t hr = INT64_MIN;
-    if (g.leader()) {
-      for (;;) {
-        const uint64_t h = LoadAcquireSys64(area);
-        if (static_cast<uint32_t>(h >> 32) == flag) {
-          hr = static_cast<int32_t>(static_cast<uint32_t>(h));
-          break;
-        }
-        if (NowNs() >= deadline) break;
-        Backoff(v.poll_ns);
-      }
-    }
+    if (g.leader()) hr = PollCompletion(area, flag, deadline, v.poll_ns);
     hr = g.bcast(hr);
     if (hr == INT64_MIN) {
       if (g.leader()) {
