@@ -209,15 +209,6 @@ UFILE_DEVIO_HD void FenceAcquireGpu() {
 #endif
 }
 
-// Makes preceding relaxed loads of host memory acquires (system scope).
-UFILE_DEVIO_HD void FenceAcquireSys() {
-#ifdef __CUDA_ARCH__
-  asm volatile("fence.acq_rel.sys;" ::: "memory");
-#else
-  __atomic_thread_fence(__ATOMIC_ACQUIRE);
-#endif
-}
-
 // Nanoseconds on a clock shared by all threads of the device (or host).
 UFILE_DEVIO_HD uint64_t NowNs() {
 #ifdef __CUDA_ARCH__
