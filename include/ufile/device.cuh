@@ -72,6 +72,27 @@ struct Warp {
     return true;
 #endif
   }
+  __host__ __device__ unsigned rank() const {
+#ifdef __CUDA_ARCH__
+    return detail::LaneId();
+#else
+    return 0;
+#endif
+  }
+  __host__ __device__ unsigned size() const {
+#ifdef __CUDA_ARCH__
+    return 32;
+#else
+    return 1;
+#endif
+  }
+  __host__ __device__ bool all(bool x) const {
+#ifdef __CUDA_ARCH__
+    return __all_sync(0xffffffffu, x);
+#else
+    return x;
+#endif
+  }
   __host__ __device__ void sync() const {
 #ifdef __CUDA_ARCH__
     __syncwarp();
@@ -98,6 +119,27 @@ struct Block {
     return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0;
 #else
     return true;
+#endif
+  }
+  __host__ __device__ unsigned rank() const {
+#ifdef __CUDA_ARCH__
+    return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+#else
+    return 0;
+#endif
+  }
+  __host__ __device__ unsigned size() const {
+#ifdef __CUDA_ARCH__
+    return blockDim.x * blockDim.y * blockDim.z;
+#else
+    return 1;
+#endif
+  }
+  __host__ __device__ bool all(bool x) const {
+#ifdef __CUDA_ARCH__
+    return __syncthreads_and(x) != 0;
+#else
+    return x;
 #endif
   }
   __host__ __device__ void sync() const {

@@ -35,6 +35,16 @@ UFILE_DEVIO_HD uint32_t LoadAcquireSys(const uint32_t *p) {
 #endif
 }
 
+UFILE_DEVIO_HD uint64_t LoadAcquireSys64(const uint64_t *p) {
+#ifdef __CUDA_ARCH__
+  uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+#else
+  return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+#endif
+}
+
 // Host-memory loads the kernel's (or proxy's) stores may have changed.
 UFILE_DEVIO_HD uint32_t LoadRelaxedSys32(const uint32_t *p) {
 #ifdef __CUDA_ARCH__

@@ -33,6 +33,7 @@ enum : uint32_t {
   kSlotInflight = 2,
   kSlotDone = 3,
   kSlotAbandoned = 4,
+  kSlotAbandonedLL = 5,  // an LL read's wait gave up: free once its LL header is posted
 };
 // Chunks one synchronous call keeps in flight at most.
 inline constexpr uint32_t kMaxPipeline = 8;
@@ -137,6 +138,21 @@ UFILE_DEVIO_HD SqeArgs MakeSqe(const ufile_devio_view_t &v, const ufile_devio_qu
   return MakeSqe(v, q, f, slot, gen, write, off, len, done);
 }
 
+// An LL read of bytes [off, off + len) for slot (UFILE_DEVIO_OP_READ_LL): the
+// proxy finds the slot's LL area itself (from user_data), so addr is unused.
+UFILE_DEVIO_HD SqeArgs MakeLLSqe(const ufile_devio_queue_t &q, const ufile_devio_file_t &f,
+                                 uint32_t slot, uint32_t gen, int64_t off, uint64_t len) {
+  SqeArgs a;
+  a.opcode = UFILE_DEVIO_OP_READ_LL;
+  a.off = static_cast<uint64_t>(off);
+  a.len = static_cast<uint32_t>(len);
+  a.fd = f.fd_buffered;
+  if (f.fd_direct >= 0 && f.align && ((a.off | a.len) & (f.align - 1)) == 0) a.fd = f.fd_direct;
+  a.user_data = slot | (static_cast<uint64_t>(gen) << 32);
+  a.buf_index = q.buf_index;
+  return a;
+}
+
 // Writes the entry for position pos (templates: slot's own entry, named by
 // the SQ array; otherwise the entry at pos, all 64 bytes).
 UFILE_DEVIO_HD void WriteSqe(const ufile_devio_queue_t &q, uint32_t pos, uint32_t slot,
@@ -204,19 +220,61 @@ UFILE_DEVIO_HD void SubmitOne(const ufile_devio_queue_t &q, uint32_t slot, uint3
   Publish(q, pos, 1, published);
 }
 
+// ---- LL lines (UFILE_DEVIO_OPT_LL, proxy path). ----
+//
+// A slot's LL area: a header word (result | flag << 32) in a 16-byte line,
+// then one 16-byte line per 8 data bytes, each 8-byte word holding 4 data
+// bytes | flag << 32. The proxy writes the data words, then the header (x86
+// stores become visible in program order); each word is single-copy atomic,
+// so a word whose flag is the request's holds that request's bytes, and one
+// round of loads returns data and completion together.
+
+// The flag of the request with generation gen: never 0 (fresh memory), and
+// different for any two generations less than 2^24 claims apart.
+UFILE_DEVIO_HD uint32_t LLFlag(uint32_t gen) { return 0x01000000u | (gen & 0xffffffu); }
+
+UFILE_DEVIO_HD bool UseLL(const ufile_devio_view_t &v, bool write, uint64_t size) {
+  return !write && (v.options & UFILE_DEVIO_OPT_LL) && size <= v.ll_max;
+}
+
+UFILE_DEVIO_HD const uint64_t *LLArea(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                      uint32_t slot) {
+  return reinterpret_cast<const uint64_t *>(q.ll + slot * UFILE_DEVIO_LL_STRIDE(v.ll_max));
+}
+
+// One 16-byte LL line (two single-copy atomic words, each checked alone).
+UFILE_DEVIO_HD void LoadLine(const uint64_t *p, uint64_t *a, uint64_t *b) {
+#ifdef __CUDA_ARCH__
+  asm volatile("ld.relaxed.sys.global.v2.u64 {%0, %1}, [%2];" : "=l"(*a), "=l"(*b) : "l"(p) : "memory");
+#else
+  *a = __atomic_load_n(&p[0], __ATOMIC_RELAXED);
+  *b = __atomic_load_n(&p[1], __ATOMIC_RELAXED);
+#endif
+}
+
+// Whether an abandoned LL read's area was completed by the proxy (its header
+// carries the request's flag; the proxy writes nothing there afterwards).
+UFILE_DEVIO_HD bool LLPosted(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                             uint32_t slot, uint32_t gen) {
+  if (!q.ll) return false;
+  const uint64_t h = LoadRelaxedSys64(LLArea(v, q, slot));
+  return static_cast<uint32_t>(h >> 32) == LLFlag(gen);
+}
+
 // ---- Slots. ----
 
-// A free slot moved to CLAIMED (its new generation in *gen), or -1. First
+// A free slot moved to CLAIMED (or straight to state: INFLIGHT for a caller
+// that submits at once) with its new generation in *gen, or -1. First
 // tries the slot freed last (the hint holds its index and generation, so
 // one CAS claims it), then scans.
 UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                            uint32_t *gen) {
+                            uint32_t *gen, uint32_t state = kSlotClaimed) {
   const u64 hint = LoadRelaxed64(&q.ctl->claim_hint);
   const uint32_t hs = static_cast<uint32_t>(hint & 0xffffffffu);
   if (hs < v.depth) {
     const uint32_t g = static_cast<uint32_t>(hint >> 32);
     const uint32_t next = (g + 1) & 0xffffffu;
-    if (Cas64(&q.slots[hs], SlotWord(kSlotFree, g, 0), SlotWord(kSlotClaimed, next, 0)) ==
+    if (Cas64(&q.slots[hs], SlotWord(kSlotFree, g, 0), SlotWord(state, next, 0)) ==
         SlotWord(kSlotFree, g, 0)) {
       *gen = next;
       return static_cast<int>(hs);
@@ -226,9 +284,11 @@ UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue
   for (uint32_t i = 1; i <= v.depth; ++i) {
     const uint32_t s = (hs + i) & mask;
     const u64 cur = LoadRelaxed64(&q.slots[s]);  // the CAS acquires
-    if (SlotState(cur) != kSlotFree) continue;
+    if (SlotState(cur) != kSlotFree &&
+        !(SlotState(cur) == kSlotAbandonedLL && LLPosted(v, q, s, SlotGen(cur))))
+      continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
-    if (Cas64(&q.slots[s], cur, SlotWord(kSlotClaimed, g, 0)) == cur) {
+    if (Cas64(&q.slots[s], cur, SlotWord(state, g, 0)) == cur) {
       *gen = g;
       return static_cast<int>(s);
     }
@@ -241,13 +301,18 @@ UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_
   StoreRelaxed64(&q.ctl->claim_hint, (static_cast<u64>(gen) << 32) | slot);
 }
 
+UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q);
+
 // Claims a slot, waiting until deadline when all are in use: the slot, or
-// -EBUSY / -ESHUTDOWN (the set began closing while it waited).
+// -EBUSY / -ESHUTDOWN (the set began closing while it waited). While it
+// waits it reaps, so slots abandoned by timed-out waits come back even when
+// no other waiter is left to reap their completions.
 UFILE_DEVIO_HD int Claim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                         uint64_t deadline, uint32_t *gen) {
+                         uint64_t deadline, uint32_t *gen, uint32_t state = kSlotClaimed) {
   for (;;) {
-    const int s = TryClaim(v, q, gen);
+    const int s = TryClaim(v, q, gen, state);
     if (s >= 0) return s;
+    if (Reap(v, q)) continue;
     if (LoadRelaxedSys32(v.closing)) return -UFILE_DEVIO_ESHUTDOWN;
     if (NowNs() >= deadline) return -UFILE_DEVIO_EBUSY;
     Backoff(v.poll_ns);

@@ -19,7 +19,7 @@
 extern "C" {
 #endif
 
-#define UFILE_DEVIO_ABI_VERSION 1u
+#define UFILE_DEVIO_ABI_VERSION 2u
 
 /* Which path serves the queues. */
 #define UFILE_DEVIO_PATH_AUTO 0  /* no-CPU where the kernel allows, else proxy */
@@ -33,7 +33,21 @@ extern "C" {
                                               no page pinning per request (no-CPU path) */
 #define UFILE_DEVIO_OPT_NARROW_COPY 0x4u   /* staging copies in 4-byte words, not 16 (for   \
                                               measurement) */
+#define UFILE_DEVIO_OPT_LL 0x8u            /* proxy path: synchronous reads of at most  \
+                                              view.ll_max bytes complete through "LL"   \
+                                              lines (4 data bytes + a flag a word): one \
+                                              host round trip brings data and completion \
+                                              (docs/DEVICE_IO.md); ignored on no-CPU    */
+#define UFILE_DEVIO_OPT_LL_STAGED 0x10u    /* with _LL: the data goes through the slot's    \
+                                              staging, only the slot's completion word is \
+                                              flagged: one thread polls it, then the group \
+                                              copies (half the PCIe bytes of LL lines)    */
 #define UFILE_DEVIO_OPT_DEFAULT UFILE_DEVIO_OPT_FIXED_BUFFERS
+
+/* LL reads: the largest, and the bytes of host memory each slot gets for its
+ * lines (a 16-byte header line, then 16 bytes per 8 data bytes). */
+#define UFILE_DEVIO_LL_MAX_BYTES (64u * 1024u)
+#define UFILE_DEVIO_LL_STRIDE(ll_max) ((16ull + 2ull * (ll_max) + 127ull) / 128ull * 128ull)
 
 /* Negative results a device call returns (Linux errno values). Results from
  * the file system (-EIO, -ENOSPC, ...) pass through unchanged. */
@@ -107,6 +121,9 @@ typedef struct ufile_devio_queue {
   uint16_t buf_index; /* registered buffer of this queue's staging */
   uint16_t pad0;
   uint32_t pad1;
+  /* UFILE_DEVIO_OPT_LL: slot s's LL lines at ll + s * UFILE_DEVIO_LL_STRIDE(ll_max)
+   * (host memory mapped into the GPU, written only by the proxy); else NULL. */
+  uint8_t *ll;
 } ufile_devio_queue_t;
 
 /* Flags of ufile_devio_file_t. */
@@ -133,7 +150,7 @@ typedef struct ufile_devio_view {
   uint32_t options;       /* UFILE_DEVIO_OPT_* in force */
   uint32_t path;          /* UFILE_DEVIO_PATH_NOCPU or _PROXY */
   uint32_t poll_ns;       /* back-off between polls of an idle wait */
-  uint32_t pad0;
+  uint32_t ll_max;        /* UFILE_DEVIO_OPT_LL: reads up to this size use LL lines; else 0 */
   const ufile_devio_queue_t *queues; /* device memory */
   const ufile_devio_file_t *files;   /* device memory */
   const uint32_t *closing;           /* device memory; non-zero once destroy began */
@@ -145,6 +162,9 @@ typedef struct ufile_devio_view {
 #define UFILE_DEVIO_OP_WRITE_FIXED 5
 #define UFILE_DEVIO_OP_READ 22
 #define UFILE_DEVIO_OP_WRITE 23
+/* ufile's own, proxy path only (no io_uring opcode is this high): a read whose
+ * data and result the proxy writes as LL lines into the slot's LL area. */
+#define UFILE_DEVIO_OP_READ_LL 0xe0
 #define UFILE_DEVIO_SQE_FIXED_FILE 0x1u
 
 #ifdef __cplusplus

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -21,7 +22,7 @@ namespace ufile::devio {
 static_assert(sizeof(ufile_devio_sqe_t) == 64, "SQE layout");
 static_assert(sizeof(ufile_devio_cqe_t) == 16, "CQE layout");
 static_assert(sizeof(ufile_devio_qctl_t) == 128, "queue control is one 128-byte line");
-static_assert(sizeof(ufile_devio_queue_t) == 96, "queue view layout");
+static_assert(sizeof(ufile_devio_queue_t) == 104, "queue view layout");
 static_assert(sizeof(ufile_devio_file_t) == 24, "file entry layout");
 
 namespace {
@@ -56,6 +57,13 @@ int ErrnoOf(const Status &st) {
 
 int DupFd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
+// Tests only: UFILE_DEVIO_LL_SCRUB_EVERY=n rewrites LL areas whole every n
+// entries of a slot (the default, 2^20, is too rare to exercise).
+uint32_t LLScrubEveryForTests() {
+  const char *e = std::getenv("UFILE_DEVIO_LL_SCRUB_EVERY");
+  return e ? static_cast<uint32_t>(std::strtoul(e, nullptr, 10)) : 0;
+}
+
 }  // namespace
 
 int QueueSet::Normalize(ufile_devio_params_t *p) {
@@ -67,7 +75,8 @@ int QueueSet::Normalize(ufile_devio_params_t *p) {
   if (p->path > UFILE_DEVIO_PATH_PROXY) return -EINVAL;
   if (!p->staging_bytes || p->staging_bytes > kMaxStaging) return -EINVAL;
   if (p->options & ~(UFILE_DEVIO_OPT_TEMPLATES | UFILE_DEVIO_OPT_FIXED_BUFFERS |
-                     UFILE_DEVIO_OPT_NARROW_COPY))
+                     UFILE_DEVIO_OPT_NARROW_COPY | UFILE_DEVIO_OPT_LL |
+                     UFILE_DEVIO_OPT_LL_STAGED))
     return -EINVAL;
   if (p->device < -1) return -EINVAL;
   p->queue_depth = RoundPow2(p->queue_depth);
@@ -191,6 +200,7 @@ int QueueSet::BuildControl() {
     q.slots = reinterpret_cast<unsigned long long *>(base + off_slots_ +
                                                      static_cast<size_t>(i) * p_.queue_depth * 8);
     q.buf_index = 0;
+    if (ll_) q.ll = ll_->Device<uint8_t>(static_cast<char *>(ll_->host()) + i * LLQueueBytes());
     if (q.sq_array) {  // templates: entry s belongs to slot s for good
       for (uint32_t s = 0; s < p_.queue_depth; ++s) {
         ufile_devio_sqe_t &e = rings_[i]->sqes()[s];
@@ -212,6 +222,7 @@ int QueueSet::BuildControl() {
   view_.timeout_ns = p_.timeout_us * 1000;
   view_.options = p_.options;
   view_.poll_ns = p_.poll_ns;
+  view_.ll_max = ll_ ? LLMax() : 0;
   view_.queues = reinterpret_cast<const ufile_devio_queue_t *>(base + off_queues_);
   view_.files = reinterpret_cast<const ufile_devio_file_t *>(base + off_files_);
   view_.closing = reinterpret_cast<const uint32_t *>(base + off_closing_);
@@ -262,10 +273,19 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
   if (path == UFILE_DEVIO_PATH_PROXY) {
     s->BuildProxyRings();
     if (s->rings_.size() != s->p_.num_queues) return -ENOMEM;
+    if (s->p_.options & UFILE_DEVIO_OPT_LL) {
+      Result<std::unique_ptr<HostRegion>> ll = HostRegion::Map(s->p_.num_queues * s->LLQueueBytes());
+      if (!ll.ok()) return ErrnoOf(ll.status());
+      s->ll_ = std::move(ll.value());
+    }
+  } else if (s->p_.options & UFILE_DEVIO_OPT_LL) {
+    UFILE_LOG_INFO("devio: LL reads need the proxy path; not used on the no-CPU path");
+    s->p_.options &= ~UFILE_DEVIO_OPT_LL;
   }
   s->view_.path = path;
   if (s->ctx_) {
     Status m = s->staging_->MapToGpu();
+    if (m.ok() && s->ll_) m = s->ll_->MapToGpu();
     for (size_t i = 0; m.ok() && i < s->rings_.size(); ++i) m = s->rings_[i]->MapToGpu();
     if (!m.ok()) return ErrnoOf(m);
   }
@@ -278,18 +298,29 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
   } else {
     std::vector<ProxyQueue> pq;
     const uint64_t per_queue = s->p_.queue_depth * s->p_.staging_bytes;
-    for (uint32_t i = 0; i < s->p_.num_queues; ++i)
+    for (uint32_t i = 0; i < s->p_.num_queues; ++i) {
+      uint8_t *ll = s->ll_ ? static_cast<uint8_t *>(s->ll_->host()) + i * s->LLQueueBytes()
+                           : nullptr;
       pq.push_back({rings[i], reinterpret_cast<uint64_t>(s->staging_->host()) + i * per_queue,
-                    per_queue});
+                    per_queue, ll});
+    }
     std::vector<ProxyFile> pf;
     for (size_t i = 0; i < s->fds_.size(); ++i) pf.push_back({s->fds_[i], s->aligns_[i]});
-    ProxyOptions po{s->p_.proxy_threads, s->p_.proxy_spin_us, s->p_.wake_poll_us};
+    ProxyOptions po;
+    po.threads = s->p_.proxy_threads;
+    po.spin_us = s->p_.proxy_spin_us;
+    po.poll_us = s->p_.wake_poll_us;
+    po.depth = s->p_.queue_depth;
+    po.ll_max = s->ll_ ? s->LLMax() : 0;
+    po.ll_staged = (s->p_.options & UFILE_DEVIO_OPT_LL_STAGED) != 0;
+    if (s->ll_ && LLScrubEveryForTests()) po.ll_scrub_every = LLScrubEveryForTests();
     s->proxy_ = std::make_unique<Proxy>(std::move(pq), std::move(pf), po);
   }
-  UFILE_LOG_INFO("devio: %u queues x %u slots x %llu bytes, %zu files, path %s, GPU %d",
+  UFILE_LOG_INFO("devio: %u queues x %u slots x %llu bytes, %zu files, path %s%s, GPU %d",
                  s->p_.num_queues, s->p_.queue_depth,
                  static_cast<unsigned long long>(s->p_.staging_bytes), s->files_.size(),
-                 ufile_devio_path_name(static_cast<int>(path)), s->p_.device);
+                 ufile_devio_path_name(static_cast<int>(path)), s->ll_ ? " (LL reads)" : "",
+                 s->p_.device);
   *out = std::move(s);
   return 0;
 }
@@ -310,7 +341,7 @@ bool QueueSet::Idle(bool force, std::string *what) {
       size_t held = 0;
       for (unsigned long long w : words) {
         const uint32_t state = SlotState(w);
-        held += state != kSlotFree && state != kSlotAbandoned;
+        held += state != kSlotFree && state != kSlotAbandoned && state != kSlotAbandonedLL;
       }
       if (held) {
         *what = std::to_string(held) + " slots held by device code";
@@ -320,7 +351,9 @@ bool QueueSet::Idle(bool force, std::string *what) {
   }
   for (size_t i = 0; i < rings_.size(); ++i) {
     const uint32_t sq = __atomic_load_n(rings_[i]->sq_tail(), __ATOMIC_ACQUIRE);
-    const uint32_t cq = __atomic_load_n(rings_[i]->cq_tail(), __ATOMIC_ACQUIRE);
+    // The proxy counts LL completions too (they post no CQE).
+    const uint32_t cq = proxy_ ? static_cast<uint32_t>(proxy_->completed(i))
+                               : __atomic_load_n(rings_[i]->cq_tail(), __ATOMIC_ACQUIRE);
     if (sq != cq) {
       *what = std::to_string(sq - cq) + " requests unfinished on queue " + std::to_string(i);
       return false;
@@ -359,6 +392,7 @@ void QueueSet::Teardown() {
   ScopedContext scope(ctx_);
   rings_.clear();  // closes the rings, then unregisters and unmaps their memory
   staging_.reset();
+  ll_.reset();
   control_.Free();
   for (int fd : fds_) close(fd);
   fds_.clear();

@@ -10,6 +10,7 @@
 
 #include <cuda.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,11 @@ class QueueSet {
   void BuildProxyRings();
   int BuildControl();
   bool Idle(bool force, std::string *what);
+  // LL: the largest LL read, and one queue's LL areas in bytes.
+  uint32_t LLMax() const {
+    return static_cast<uint32_t>(std::min<uint64_t>(p_.staging_bytes, UFILE_DEVIO_LL_MAX_BYTES));
+  }
+  size_t LLQueueBytes() const { return p_.queue_depth * UFILE_DEVIO_LL_STRIDE(LLMax()); }
   void Teardown();
 
   ufile_devio_params_t p_{};
@@ -59,6 +65,7 @@ class QueueSet {
   std::vector<size_t> aligns_;
   std::vector<ufile_devio_file_t> files_;
   std::unique_ptr<HostRegion> staging_;
+  std::unique_ptr<HostRegion> ll_;  // UFILE_DEVIO_OPT_LL on the proxy path: the LL areas
   std::vector<std::unique_ptr<Ring>> rings_;
   ControlMemory control_;
   size_t off_queues_ = 0, off_files_ = 0, off_qctl_ = 0, off_slots_ = 0, off_closing_ = 0;

@@ -42,6 +42,9 @@ struct DevSpec {
   bool nocpu = true, proxy = true;
   uint32_t qd1_threads = 256;
   bool probe = false;
+  bool ll = false;         // also a QD1 row on the proxy path with LL lines (UFILE_DEVIO_OPT_LL)
+  bool ll_staged = false;  // ... and/or with LL staged (UFILE_DEVIO_OPT_LL | _LL_STAGED)
+  bool trace = false;  // also the phases of a QD1 LL read
 };
 
 bool ParseU32(const std::string &s, uint32_t *out) {
@@ -55,7 +58,8 @@ bool ParseU32(const std::string &s, uint32_t *out) {
 bool ParseOpts(const std::string &s, uint32_t *out) {
   static const std::map<std::string, uint32_t> kNames = {
       {"templates", UFILE_DEVIO_OPT_TEMPLATES}, {"fixed", UFILE_DEVIO_OPT_FIXED_BUFFERS},
-      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  
+      {"narrow", UFILE_DEVIO_OPT_NARROW_COPY},  {"ll", UFILE_DEVIO_OPT_LL},
+      {"llstaged", UFILE_DEVIO_OPT_LL_STAGED},
       {"none", 0}};
   *out = 0;
   size_t pos = 0;
@@ -88,6 +92,12 @@ bool ApplyKey(const std::string &k, const std::string &v, DevSpec *d) {
   if (k == "proxythreads") return ParseU32(v, &d->proxy_threads);
   if (k == "qd1threads") return ParseU32(v, &d->qd1_threads) && d->qd1_threads % 32 == 0;
   if (k == "probe") return (d->probe = v == "1", true);
+  if (k == "ll") {
+    d->ll = v == "1" || v == "lines" || v == "both";
+    d->ll_staged = v == "staged" || v == "both";
+    return d->ll || d->ll_staged || v == "0";
+  }
+  if (k == "trace") return (d->trace = v == "1", true);
   if (k == "paths") {
     d->nocpu = v == "both" || v == "nocpu";
     d->proxy = v == "both" || v == "proxy";
@@ -194,6 +204,8 @@ std::string OptionText(uint32_t o) {
   if (o & UFILE_DEVIO_OPT_TEMPLATES) t += "+templates";
   if (o & UFILE_DEVIO_OPT_FIXED_BUFFERS) t += "+fixed";
   if (o & UFILE_DEVIO_OPT_NARROW_COPY) t += "+narrow";
+  if (o & UFILE_DEVIO_OPT_LL) t += "+ll";
+  if (o & UFILE_DEVIO_OPT_LL_STAGED) t += "+llstaged";
   return t.empty() ? "none" : t.substr(1);
 }
 
@@ -211,13 +223,17 @@ std::string Setting(const Shape &s, double cores, const ufile_devio_stats_t &st)
 }
 
 // One device row: set up, warm up, the timed runs.
-RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path, bool qd1) {
+// ll: 0, UFILE_DEVIO_OPT_LL, or UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED.
+RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path, bool qd1,
+                    uint32_t ll = 0) {
   RowResult row;
   row.spec = BaseSpec(opt, io);
   row.spec.threads = 1;
-  row.type = std::string(qd1 ? "qd1-" : "dev-") + ufile_devio_path_name(static_cast<int>(path));
+  row.type = std::string(qd1 ? "qd1-" : "dev-") + ufile_devio_path_name(static_cast<int>(path)) +
+             (!ll ? "" : (ll & UFILE_DEVIO_OPT_LL_STAGED) ? "-llst" : "-ll");
   row.cache = opt.cold ? "cold" : "hot";
   Shape s = ShapeFor(opt, d, io, path, qd1);
+  s.params.options |= ll;
   DevFile file;
   Status st = file.Open(opt.file, opt.odirect);
   if (!st.ok()) return row.error = st.error, row;
@@ -225,6 +241,7 @@ RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t 
   ufile::DeviceQueues q;
   const int rc = q.Create(&h, 1, &s.params);
   if (rc < 0) return row.error = "ufile_devio_create: " + std::string(strerror(-rc)), row;
+  if (ll && !(q.view().options & UFILE_DEVIO_OPT_LL)) return row.error = "LL not in force", row;
   if (q.path() != static_cast<int>(path)) {
     char why[256] = {};
     ufile_devio_probe(why, sizeof why);
@@ -271,6 +288,16 @@ RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t 
   std::sort(cores.begin(), cores.end());
   row.verified = !opt.verify ? Verified::kNotAsked : mismatch ? Verified::kFailed : Verified::kOk;
   row.setting = Setting(s, cores[cores.size() / 2], q.stats());
+  if (d.trace && qd1 && ll) {
+    std::vector<std::pair<std::string, double>> ph;
+    if (devk::RunTraceLL(v, s.args, 2000, &ph, &err) == 0) {
+      std::printf("\nQD1 LL read phases (median of 2000, ns from the call; %s):\n",
+                  row.type.c_str());
+      for (auto &[name, ns] : ph) std::printf("  %-44s %8.0f\n", name.c_str(), ns);
+    } else {
+      std::printf("trace failed: %s\n", err.c_str());
+    }
+  }
   return row;
 }
 
@@ -368,6 +395,16 @@ int DeviceTable(const Options &opt, const Gpu &gpu, const ReportContext &ctx, co
       PrintRow(ctx, r);
       if (path == UFILE_DEVIO_PATH_NOCPU && io == 4096)
         Verdict(ctx, "QD1 4 KiB p50 (no-CPU)", r.p50_us, 5, false, "us");
+      for (uint32_t ll : {UFILE_DEVIO_OPT_LL, UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED}) {
+        const bool staged = ll & UFILE_DEVIO_OPT_LL_STAGED;
+        if (path != UFILE_DEVIO_PATH_PROXY || !(staged ? d.ll_staged : d.ll)) continue;
+        RowResult l = DeviceRow(opt, d, io, path, true, ll);
+        Ratio(qd1_base, &l);
+        PrintRow(ctx, l);
+        if (io == 4096)
+          Verdict(ctx, staged ? "QD1 4 KiB p50 (proxy, LL staged)" : "QD1 4 KiB p50 (proxy, LL lines)",
+                  l.p50_us, 5, false, "us");
+      }
     }
   }
   if (opt.compare && io == 4096 && opt.is_random() && !opt.is_write())

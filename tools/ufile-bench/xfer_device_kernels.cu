@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <vector>
 
 #include "ufile/device.cuh"
@@ -204,6 +205,16 @@ __global__ void Probe(uint8_t *host, uint64_t *dev, double *out) {
   time(5, [&](int i) { if (lead) sink += static_cast<uint32_t>(LoadCqe(reinterpret_cast<ufile_devio_cqe_t *>(host + 8192 + (i % 8) * 64)).res); });
   time(6, [&](int i) { CoopCopy(dev + 4096, host + 16384 + (i % 4) * 4096, 4096, threadIdx.x, blockDim.x, false); __syncthreads(); });
   time(7, [&](int i) { if (lead) sink += FetchAdd32(d32 + 2048, 1); });
+  uint64_t llsink = 0;
+  time(10, [&](int i) {
+    const uint64_t *l = reinterpret_cast<const uint64_t *>(host + 16384 + (i % 2) * 8192);
+    uint64_t a0, b0, a1, b1;
+    LoadLine(l + 2 * threadIdx.x, &a0, &b0);
+    LoadLine(l + 2 * (threadIdx.x + blockDim.x), &a1, &b1);
+    llsink += a0 ^ b0 ^ a1 ^ b1;
+    __syncthreads();
+  });
+  if (llsink == 42) out[11] = 1;
   if (lead) {
     uint64_t a = NowNs(), b = a, best = ~0ull;
     for (int i = 0; i < 100000 && best > 1; ++i) {
@@ -215,6 +226,46 @@ __global__ void Probe(uint8_t *host, uint64_t *dev, double *out) {
     }
     out[8] = static_cast<double>(best);
     out[9] = sink;
+  }
+}
+
+// A block that timestamps an LL read's phases: ReadLL's first broadcast
+// follows the submission (doorbell issued), each all() is one poll round,
+// and its sync follows the last round.
+struct TracedBlock : dev::Block {
+  uint64_t *t;  // shared: [0] submitted, [1] polled, [2] rounds
+  __device__ int64_t bcast(int64_t x) const {
+    if (leader() && t[0] == 0) t[0] = ufile::devio::NowNs();
+    return Block::bcast(x);
+  }
+  __device__ bool all(bool x) const {
+    if (leader()) ++t[2];
+    return Block::all(x);
+  }
+  __device__ void sync() const {
+    if (leader() && t[1] == 0) t[1] = ufile::devio::NowNs();
+    Block::sync();
+  }
+};
+
+__global__ void TraceLL(ufile_devio_view_t v, LoopArgs a, char *buf, uint32_t n, uint64_t *out) {
+  __shared__ uint64_t t[3];
+  TracedBlock g;
+  g.t = t;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (threadIdx.x == 0) t[0] = t[1] = t[2] = 0;
+    __syncthreads();
+    const uint64_t off = Offset(a, i + 4321);
+    const uint64_t t0 = ufile::devio::NowNs();
+    const int64_t r = dev::read(g, v, 0, 0, buf, a.io_size, static_cast<int64_t>(off));
+    const uint64_t t3 = ufile::devio::NowNs();
+    if (threadIdx.x == 0) {
+      out[4 * i] = t[0] - t0;
+      out[4 * i + 1] = t[1] - t0;
+      out[4 * i + 2] = t3 - t0;
+      out[4 * i + 3] = r == static_cast<int64_t>(a.io_size) ? t[2] : ~0ull;
+    }
+    __syncthreads();
   }
 }
 
@@ -249,11 +300,46 @@ int RunProbe(const ufile_devio_view_t &v, std::vector<std::pair<std::string, dou
     const char *names[] = {"ld.acquire.sys host u32", "ld.acquire.gpu device u32",
                            "atom.cas.gpu device", "fence.sc.gpu", "st.release.sys host u32",
                            "16-byte CQE load (host)", "4 KiB host->device copy, 256 threads",
-                           "atom.add.gpu device", "globaltimer resolution"};
-    for (int i = 0; i < 9; ++i) out->push_back({names[i], res[i]});
+                           "atom.add.gpu device", "globaltimer resolution", "",
+                           "LL round: 8 KiB of 16-byte host loads, 256 thr"};
+    for (int i = 0; i < 11; ++i)
+      if (i != 9) out->push_back({names[i], res[i]});
   }
   cudaFree(dev);
   cudaFree(res);
+  return ok ? 0 : -1;
+}
+
+int RunTraceLL(const ufile_devio_view_t &v, const LoopArgs &a, uint32_t n,
+               std::vector<std::pair<std::string, double>> *out, std::string *err) {
+  char *buf = nullptr;
+  uint64_t *t = nullptr;
+  bool ok = Ok(cudaMalloc(&buf, a.io_size), "cudaMalloc", err) &&
+            Ok(cudaMalloc(&t, n * 32ull), "cudaMalloc", err);
+  if (ok) {
+    TraceLL<<<1, a.threads>>>(v, a, buf, n, t);
+    ok = Ok(cudaGetLastError(), "launch", err) && Ok(cudaDeviceSynchronize(), "kernel", err);
+  }
+  std::vector<uint64_t> h(n * 4ull);
+  if (ok) ok = Ok(cudaMemcpy(h.data(), t, n * 32ull, cudaMemcpyDeviceToHost), "cudaMemcpy", err);
+  if (ok) {
+    const char *names[] = {"submitted (claim, admit, doorbell)", "last poll round done",
+                           "returned (stores, release)", "poll rounds"};
+    for (int c = 0; c < 4; ++c) {
+      std::vector<uint64_t> col;
+      for (uint32_t i = 0; i < n; ++i)
+        if (h[4 * i + 3] != ~0ull) col.push_back(h[4 * i + c]);
+      if (col.empty()) {
+        *err = "every traced read failed";
+        ok = false;
+        break;
+      }
+      std::sort(col.begin(), col.end());
+      out->push_back({names[c], static_cast<double>(col[col.size() / 2])});
+    }
+  }
+  cudaFree(buf);
+  cudaFree(t);
   return ok ? 0 : -1;
 }
 

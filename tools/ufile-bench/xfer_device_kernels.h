@@ -86,6 +86,12 @@ uint64_t ChaseNext(const uint64_t *words, uint64_t nodes);
 int RunProbe(const ufile_devio_view_t &v, std::vector<std::pair<std::string, double>> *out,
              std::string *err);
 
+// The phases of n QD1 LL reads by one block of a.threads (a's offsets and
+// size): medians in ns from the call of the leader reaching the end of the
+// submission, of the last poll round, of the return; and the poll rounds.
+int RunTraceLL(const ufile_devio_view_t &v, const LoopArgs &a, uint32_t n,
+               std::vector<std::pair<std::string, double>> *out, std::string *err);
+
 // Whether the kernels were built (nvcc present at build time).
 bool Built();
 

@@ -29,6 +29,11 @@ int RunProbe(const ufile_devio_view_t &, std::vector<std::pair<std::string, doub
   *err = "built without nvcc";
   return -1;
 }
+int RunTraceLL(const ufile_devio_view_t &, const LoopArgs &, uint32_t,
+               std::vector<std::pair<std::string, double>> *, std::string *err) {
+  *err = "built without nvcc";
+  return -1;
+}
 uint64_t ChaseStart(uint32_t, uint64_t) { return 0; }
 uint64_t ChaseNext(const uint64_t *, uint64_t) { return 0; }
 
