@@ -9,11 +9,14 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/test_util.h"
+#include "sys/sys_ops.h"
 #include "ufile/device.h"
 #include "ufile/device_transfer.h"
 
@@ -89,6 +92,26 @@ inline std::string PathParamName(const ::testing::TestParamInfo<uint32_t> &info)
 inline int64_t HostTransfer(const ufile_devio_view_t &v, unsigned q, unsigned file, bool write,
                             void *buf, uint64_t size, int64_t off, uint64_t timeout_ns = 0) {
   return devio::Transfer(devio::ThreadGroup{}, v, q, file, write, buf, size, off, timeout_ns);
+}
+
+// Reads that take delay_ms (the proxy path's server stalls).
+class SlowReads : public SysOps {
+ public:
+  explicit SlowReads(int delay_ms) : delay_ms_(delay_ms) {}
+  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+    return SysOps::Pread(fd, buf, len, off);
+  }
+
+ private:
+  int delay_ms_;
+};
+
+// Every submitted request was reaped once, none went stale or timed out.
+inline void ExpectEachCompletionOnce(const ufile_devio_stats_t &s) {
+  EXPECT_EQ(s.submitted, s.reaped) << "a completion was lost or consumed twice";
+  EXPECT_EQ(s.stale, 0u);
+  EXPECT_EQ(s.timeouts, 0u);
 }
 
 }  // namespace ufile::test

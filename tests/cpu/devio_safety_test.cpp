@@ -24,18 +24,6 @@ using devio::ThreadGroup;
 using devio::Ticket;
 using Clock = std::chrono::steady_clock;
 
-// Reads that take delay_ms (the proxy path's server stalls).
-class SlowReads : public SysOps {
- public:
-  explicit SlowReads(int delay_ms) : delay_ms_(delay_ms) {}
-  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
-    return SysOps::Pread(fd, buf, len, off);
-  }
-
- private:
-  int delay_ms_;
-};
 
 class DevioSafety : public ::testing::Test {
  protected:
