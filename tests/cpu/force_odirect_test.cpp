@@ -5,7 +5,6 @@
 // the reopening is one more descriptor until deregistration, unaligned
 // pieces still work, and where the reopen fails the handle stays buffered.
 #include <cufile.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/mman.h>
@@ -27,16 +26,6 @@ constexpr size_t kSize = 1 << 20;
 
 void CloseAll() {
   for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
-int OpenFds() {
-  int n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  if (!d) return -1;
-  while (dirent *e = readdir(d))
-    if (e->d_name[0] != '.') ++n;
-  closedir(d);
-  return n - 1;  // the DIR's own descriptor
 }
 
 // Pages of fd's first len bytes that sit in the page cache.
@@ -97,24 +86,24 @@ class ForceODirect : public ::testing::TestWithParam<bool> {
 
 TEST_P(ForceODirect, AlignedWritesBypassThePageCache) {
   Open(true);
-  const int before = OpenFds();
+  const size_t before = OpenFdCount();
   Register();
-  EXPECT_EQ(OpenFds(), before + 1) << "the O_DIRECT reopening";
+  EXPECT_EQ(OpenFdCount(), before + 1) << "the O_DIRECT reopening";
   const std::vector<uint8_t> data = RandomBytes(kSize, 1);
   WriteAligned(data);
   EXPECT_EQ(ResidentPages(fd_, kSize), 0u);
   EXPECT_EQ(ReadWholeFile(dir_.File("f")), data);
-  const int with_handle = OpenFds();  // the I/O may have added this thread's io_uring ring
+  const size_t with_handle = OpenFdCount();  // the I/O may have added this thread's io_uring ring
   cuFileHandleDeregister(fh_);
   fh_ = nullptr;
-  EXPECT_EQ(OpenFds(), with_handle - 1) << "the reopening is closed with the handle";
+  EXPECT_EQ(OpenFdCount(), with_handle - 1) << "the reopening is closed with the handle";
 }
 
 TEST_P(ForceODirect, OffByDefaultWritesThroughThePageCache) {
   Open(false);
-  const int before = OpenFds();
+  const size_t before = OpenFdCount();
   Register();
-  EXPECT_EQ(OpenFds(), before);
+  EXPECT_EQ(OpenFdCount(), before);
   const std::vector<uint8_t> data = RandomBytes(kSize, 2);
   WriteAligned(data);
   EXPECT_EQ(ResidentPages(fd_, kSize), kSize / 4096);

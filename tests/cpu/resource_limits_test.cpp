@@ -60,15 +60,6 @@ void CloseAll() {
   for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
 }
 
-size_t OpenFds() {
-  size_t n = 0;
-  DIR *d = opendir("/proc/self/fd");
-  if (!d) return 0;
-  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
-  closedir(d);
-  return n - 1;  // the directory's own descriptor
-}
-
 // Removes cap from this process's effective and permitted sets.
 bool DropCapability(int cap) {
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};
@@ -99,7 +90,7 @@ class FdFiller {
   void Fill() {
     rlimit rl{};
     getrlimit(RLIMIT_NOFILE, &rl);
-    rl.rlim_cur = std::min<rlim_t>(rl.rlim_cur, OpenFds() + 32);
+    rl.rlim_cur = std::min<rlim_t>(rl.rlim_cur, OpenFdCount() + 32);
     setrlimit(RLIMIT_NOFILE, &rl);
     for (int fd; (fd = ::dup(0)) >= 0;) fds_.push_back(fd);
     err_ = errno;
@@ -379,7 +370,7 @@ class ManyHandles : public ::testing::TestWithParam<bool> {
     cuFileHandleDeregister(fh);
     ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
     ::close(fd);
-    baseline_ = OpenFds();
+    baseline_ = OpenFdCount();
     n_ = std::min<size_t>(4096, (rl.rlim_cur - baseline_ - 64) / 2);
     if (n_ < 1024) GTEST_SKIP() << "RLIMIT_NOFILE " << rl.rlim_cur << " is too low";
   }
@@ -417,7 +408,7 @@ TEST_P(ManyHandles, AllUsableAllReleased) {
     ASSERT_NE(fhs[k], nullptr) << k;
     direct += d;
   }
-  EXPECT_EQ(OpenFds(), baseline_ + n) << "registration opened descriptors";
+  EXPECT_EQ(OpenFdCount(), baseline_ + n) << "registration opened descriptors";
   // Each handle writes its own unaligned slot (an O_DIRECT handle through its
   // buffered reopen) and reads it back.
   for (size_t k = 0; k < n; ++k) {
@@ -429,7 +420,7 @@ TEST_P(ManyHandles, AllUsableAllReleased) {
     ASSERT_EQ(cuFileRead(fhs[k], back, kLen, off, 0), static_cast<ssize_t>(kLen)) << k;
     ASSERT_EQ(0, std::memcmp(back, src.data(), kLen)) << k;
   }
-  const size_t after_io = OpenFds();
+  const size_t after_io = OpenFdCount();
   EXPECT_GE(after_io, baseline_ + n + direct) << "O_DIRECT handles did not reopen";
   if (!GetParam()) {  // io_uring: plus the I/O threads' rings
     EXPECT_EQ(after_io, baseline_ + n + direct);
@@ -454,11 +445,11 @@ TEST_P(ManyHandles, AllUsableAllReleased) {
       ASSERT_EQ(cuFileBufRegister(mem.data() + k * kSlot, kSlot, 0).err, CU_FILE_SUCCESS) << k;
   }
   for (CUfileHandle_t fh : fhs) cuFileHandleDeregister(fh);
-  EXPECT_EQ(OpenFds(), after_io - direct) << "deregistration left reopened descriptors open";
+  EXPECT_EQ(OpenFdCount(), after_io - direct) << "deregistration left reopened descriptors open";
   for (int fd : fds) ::close(fd);
-  EXPECT_EQ(OpenFds(), after_io - direct - n);
+  EXPECT_EQ(OpenFdCount(), after_io - direct - n);
   ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
-  EXPECT_EQ(OpenFds(), baseline_) << "the session left descriptors open";
+  EXPECT_EQ(OpenFdCount(), baseline_) << "the session left descriptors open";
   for (size_t i = 0; i < kFiles; ++i)
     ASSERT_TRUE(FileBytes(dir_.File(std::to_string(i))) == model[i]) << "file " << i;
   std::printf(

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/test_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -77,6 +78,15 @@ bool DirectIoSupported(const std::string &dir) {
   ::close(fd);
   ::unlink(path.c_str());
   return true;
+}
+
+size_t OpenFdCount() {
+  size_t n = 0;
+  DIR *d = opendir("/proc/self/fd");
+  if (!d) return 0;
+  while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
+  closedir(d);
+  return n - 1;  // the directory's own descriptor
 }
 
 }  // namespace ufile::test

@@ -3,6 +3,7 @@
 // environment variables, GPU presence.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -46,5 +47,8 @@ class ScopedEnv {
 
 // Whether O_DIRECT opens work in dir (tmpfs refuses them).
 bool DirectIoSupported(const std::string &dir);
+
+// Descriptors this process has open (entries of /proc/self/fd).
+size_t OpenFdCount();
 
 }  // namespace ufile::test
