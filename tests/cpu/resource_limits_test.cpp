@@ -22,7 +22,6 @@
 // buffers, each used, all deregistered, and the number of open descriptors
 // back where it was at every step, on both engines.
 #include <cufile.h>
-#include <dirent.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <linux/capability.h>
