@@ -7,7 +7,8 @@
 # About 7 minutes of wall time in all (each table's time is logged).
 # Writes under $OUT (default build-bench-out/): per table NAME.txt (the
 # table), NAME.jsonl (one JSON object per row), NAME.err; commands.txt (each
-# exact command with its exit status and seconds) and machine.txt.
+# exact command with its exit status and seconds) and machine.txt; with
+# PACK=1 all of it in one $OUT/tables.tgz.
 # Test files (2 x 4 GiB) go in $UFILE_BENCH_DIR: default /tmp/ufile-bench, or
 # build-bench-data/ in the repository when /tmp is a tmpfs (no O_DIRECT, and
 # RAM). They are removed at the end unless KEEP=1.
@@ -88,4 +89,9 @@ echo "== ufile against the targets"
 grep -H -e '^compare:' -e '^target (ufile)' -e '^ufile / naive' "$OUT"/*.txt
 if [ "${KEEP:-0}" != 1 ]; then
   rm -f "$READ" "$READ.ufile-bench" "$WRITE" "$WRITE.ufile-bench"
+fi
+# PACK=1: everything under $OUT in one tables.tgz (the GPU machine's tool
+# returns at most 8 files of a call; 2026-11-22 it lost four tables so).
+if [ "${PACK:-0}" = 1 ]; then
+  tgz=$(mktemp) && tar -C "$OUT" -czf "$tgz" . && rm -rf "${OUT:?}"/* && mv "$tgz" "$OUT/tables.tgz"
 fi
