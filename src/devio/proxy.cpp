@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/log.h"
 #include "devio/ring.h"
 #include "engine/posix_io.h"
 
@@ -178,6 +179,9 @@ void Proxy::Loop(size_t index) {
   const size_t buf_len = (opt_.ll_max + 8 + 4095) / 4096 * 4096;
   std::unique_ptr<uint8_t, decltype(&std::free)> buf(
       opt_.ll_max ? static_cast<uint8_t *>(std::aligned_alloc(4096, buf_len)) : nullptr, &std::free);
+  if (opt_.ll_max && !opt_.ll_staged && !buf)
+    UFILE_LOG_ERROR("devio proxy: no memory for a %zu-byte LL buffer; LL reads fail with ENOMEM",
+                    buf_len);
   while (!stop_.load(std::memory_order_acquire)) {
     bool did = false;
     for (size_t i = 0; i < queues_.size(); ++i) {
@@ -186,7 +190,10 @@ void Proxy::Loop(size_t index) {
       if (!TakeOne(q, &e)) continue;
       did = true;
       const int64_t slot = LLSlot(q, e);
-      const bool ll = e.opcode == UFILE_DEVIO_OP_READ_LL && slot >= 0 && buf;
+      // An LL read completes through its slot's LL area, never the CQ; in
+      // lines mode without a bounce buffer it completes there with -ENOMEM.
+      const bool ll_op = e.opcode == UFILE_DEVIO_OP_READ_LL && slot >= 0;
+      const bool ll = ll_op && (opt_.ll_staged || buf);
       const uint64_t t0 = timing_ ? NowNs() : 0;
       // Staged LL reads land in the slot's own staging (page-aligned).
       uint8_t *dest = !ll ? nullptr
@@ -194,15 +201,15 @@ void Proxy::Loop(size_t index) {
                           ? reinterpret_cast<uint8_t *>(q.q.staging) +
                                 static_cast<uint64_t>(slot) * (q.q.staging_len / opt_.depth)
                           : buf.get();
-      const int32_t res = ll ? ReadLL(e, dest) : Execute(q, e);
+      const int32_t res = ll ? ReadLL(e, dest) : ll_op ? -ENOMEM : Execute(q, e);
       const uint64_t t1 = timing_ ? NowNs() : 0;
       requests_.fetch_add(1, std::memory_order_relaxed);
       if (res < 0) errors_.fetch_add(1, std::memory_order_relaxed);
       const auto us = static_cast<uint32_t>(slot);
       const uint32_t flag = 0x01000000u | (static_cast<uint32_t>(e.user_data >> 32) & 0xffffffu);
       const bool scrub = slot >= 0 && ScrubDue(q, us);
-      if (ll) {
-        const uint64_t bytes = res > 0 ? static_cast<uint64_t>(res) : 0;
+      if (ll_op) {
+        const uint64_t bytes = ll && res > 0 ? static_cast<uint64_t>(res) : 0;
         if (opt_.ll_staged)
           WriteLL(q, us, flag, nullptr, 0, 0, res);  // the completion word alone
         else
