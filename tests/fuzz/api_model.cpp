@@ -230,6 +230,11 @@ void CheckFile(const Model &m) {
 
 void ResyncDropped(Model &m, const std::vector<Pending> &dropped) {
   size_t largest_end = m.file_size;
+  // Writes of other batches still in flight may extend the file meanwhile.
+  for (const BatchSlot &b : m.batches)
+    for (const Pending &p : b.pending)
+      if (p.io.write && p.expect.touches)
+        largest_end = std::max(largest_end, static_cast<size_t>(p.io.file_off) + p.io.size);
   for (const Pending &p : dropped) {
     if (!p.expect.touches) continue;
     const size_t mem = static_cast<size_t>(p.io.base + p.io.buf_off - m.arena);

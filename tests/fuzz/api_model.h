@@ -130,7 +130,8 @@ void ApplyWrite(Model &m, const Io &io, size_t n);
 // The file on disk equals the model.
 void CheckFile(const Model &m);
 // After destroying a batch with entries unreported: each write entry ran
-// whole or not at all; reads may have landed. The model takes the result.
+// whole or not at all; reads may have landed; writes of batches still in
+// flight may have extended the file. The model takes the result.
 void ResyncDropped(Model &m, const std::vector<Pending> &dropped);
 
 }  // namespace ufile::fuzz
