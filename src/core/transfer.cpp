@@ -9,67 +9,16 @@
 
 #include "core/chunk_io.h"
 #include "core/log.h"
+#include "core/read_pipeline.h"
 #include "core/runtime.h"
+#include "core/transfer_job.h"
 #include "gpu/cuda_api.h"
 #include "plan/planner.h"
 
 namespace ufile {
 namespace {
 
-constexpr size_t kNone = std::numeric_limits<size_t>::max();
 constexpr size_t kMinSplitChunk = 1 << 20;
-
-// State shared by the participants of one request.
-class Job {
- public:
-  Job(Runtime &runtime, const IoRequest &request, const PlanInput &in)
-      : rt(runtime), req(request), plan(in) {}
-
-  // Claims the next chunk in file order; false when none is left or the
-  // request has failed. Chunks past end of file are not worth reading.
-  bool Claim(size_t *i) {
-    if (failed_.load(std::memory_order_relaxed)) return false;
-    *i = next_.fetch_add(1, std::memory_order_relaxed);
-    return *i < plan.count() && *i <= eof_chunk_.load(std::memory_order_relaxed);
-  }
-  void Fail(size_t i, const Status &s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (i < error_chunk_) {
-      error_chunk_ = i;
-      error_ = s;
-    }
-    failed_ = true;
-  }
-  // Chunk i moved only n of its bytes: the file ends there.
-  void EndOfFile(size_t i, size_t n) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (i < eof_chunk_.load()) {
-      eof_chunk_ = i;
-      eof_bytes_ = n;
-    }
-  }
-  Result<size_t> Outcome() const {
-    if (error_chunk_ != kNone) return error_;
-    const size_t eof = eof_chunk_.load();
-    if (eof == kNone) return req.size;
-    return plan.start_of(eof) + eof_bytes_;
-  }
-
-  Runtime &rt;
-  const IoRequest &req;
-  const Plan plan;
-  size_t chunk_size = 0;
-  size_t lease_size = 0;  // staging buffer size: a chunk, or less for small requests
-
- private:
-  std::atomic<size_t> next_{0};
-  std::atomic<bool> failed_{false};
-  std::atomic<size_t> eof_chunk_{kNone};
-  std::mutex mu_;
-  size_t error_chunk_ = kNone;  // guarded by mu_
-  Status error_;                // guarded by mu_
-  size_t eof_bytes_ = 0;        // guarded by mu_
-};
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
 Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem) {
@@ -229,18 +178,36 @@ void RunDevice(Job &job, CUcontext ctx) {
   DeviceParticipant(job, std::move(*lane)).Run();
 }
 
-// The chunk size: one request is spread over the participants, but never in
-// chunks smaller than 1 MiB, never larger than max_direct_io_size, and a
-// staged chunk fits a staging buffer.
-size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged) {
-  const size_t align = req.file->align() > 1 ? req.file->align() : 4096;
+// The largest chunk: max_direct_io_size, and a staged chunk fits a staging
+// buffer.
+size_t ChunkLimit(Runtime &rt, bool staged) {
   size_t limit = rt.props().max_direct_io_kb.load() * 1024;
   if (staged) limit = std::min(limit, rt.staging().largest());
+  return limit;
+}
+
+// The chunk size: one request is spread over the participants, but never in
+// chunks smaller than 1 MiB, never larger than ChunkLimit.
+size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged) {
+  const size_t align = req.file->align() > 1 ? req.file->align() : 4096;
+  const size_t limit = ChunkLimit(rt, staged);
   size_t chunk = limit;
   const size_t parts = rt.request_parallelism();
   if (req.size >= rt.min_split_bytes() && parts > 1)
     chunk = std::min(limit, std::max(kMinSplitChunk, (req.size + parts - 1) / parts));
   return std::max(align, chunk / align * align);
+}
+
+// Reads into GPU memory of 32 MiB and more go through the pipeline
+// (core/read_pipeline). Measured on the H100 machine (docs/BENCHMARKS.md,
+// session 4): at 64 MiB it moved 1.3-1.4x the bytes per second of the double
+// buffering below, at 256 MiB and 1 GiB as many with a quarter less CPU, and at
+// 16 MiB it was slower (its fixed costs, and 256 KiB reads, do not pay off).
+constexpr size_t kPipelineMinBytes = 32u << 20;
+
+bool Pipelined(Runtime &rt, const IoRequest &req, bool needs_copy) {
+  return needs_copy && !req.write && req.size >= std::max(kPipelineMinBytes, rt.min_split_bytes()) &&
+         rt.request_parallelism() > 1;
 }
 
 }  // namespace
@@ -256,7 +223,9 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   in.align = req.file->align();
   in.needs_copy = needs_copy;
   in.mem_addr = reinterpret_cast<uintptr_t>(req.mem);
-  in.chunk_size = ChunkSize(rt, req, needs_copy || direct);
+  const bool pipelined = Pipelined(rt, req, needs_copy);
+  in.chunk_size = pipelined ? PipelineChunkSize(req, rt.request_parallelism(), ChunkLimit(rt, true))
+                            : ChunkSize(rt, req, needs_copy || direct);
   Job job(rt, req, in);
   job.chunk_size = in.chunk_size;
   job.lease_size = std::min(in.chunk_size, (req.size + 4095) / 4096 * 4096);
@@ -270,6 +239,10 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   const size_t parts = req.size < rt.min_split_bytes()
                            ? 1
                            : std::min(rt.request_parallelism(), job.plan.count());
+  if (pipelined && parts > 1) {
+    RunPipelinedRead(job, ctx, parts);
+    return job.Outcome();
+  }
   rt.workers().Run(parts, [&](size_t) {
     if (needs_copy)
       RunDevice(job, ctx);

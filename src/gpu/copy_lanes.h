@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Copy lanes: a non-blocking CUDA stream and two events, created once per
+// Copy lanes: a non-blocking CUDA stream and its events, created once per
 // context and reused. A request's participant leases one lane for the
 // request; its copies overlap its next file reads (double buffering).
 // Gather() moves a list of ranges in one GPU operation: a small copy kernel
@@ -37,10 +37,14 @@ struct GatherRange {
 };
 static_assert(sizeof(GatherRange) == 24, "the kernel reads 24-byte descriptors");
 
+// Events per lane: one per staging buffer a participant cycles through (two
+// for double buffering, up to all of them for a pipelined read's ring).
+constexpr int kLaneEvents = 8;
+
 struct CopyLane {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
-  CUevent done[2] = {nullptr, nullptr};  // one per staging buffer
+  CUevent done[kLaneEvents] = {};  // one per staging buffer
 };
 
 class LaneLease {
