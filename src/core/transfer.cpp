@@ -198,16 +198,19 @@ size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged) {
   return std::max(align, chunk / align * align);
 }
 
-// Reads into GPU memory of 32 MiB and more go through the pipeline
+// Reads into GPU memory from 32 MiB to under 512 MiB go through the pipeline
 // (core/read_pipeline). Measured on the H100 machine (docs/BENCHMARKS.md,
-// session 4): at 64 MiB it moved 1.3-1.4x the bytes per second of the double
-// buffering below, at 256 MiB and 1 GiB as many with a quarter less CPU, and at
-// 16 MiB it was slower (its fixed costs, and 256 KiB reads, do not pay off).
+// session 4): at 64 MiB it moved 1.3-1.5x the bytes per second of the double
+// buffering below; at 256 MiB 0.8-1.2x (median 1.04x) with a quarter less CPU. At 16 MiB
+// it was slower (its fixed costs and 256 KiB reads do not pay off), and at
+// 1 GiB its one copy stream varied from 26 to 48 GB/s between runs where the
+// double buffering's sixteen streams held 45-48.
 constexpr size_t kPipelineMinBytes = 32u << 20;
+constexpr size_t kPipelineMaxBytes = 512u << 20;
 
 bool Pipelined(Runtime &rt, const IoRequest &req, bool needs_copy) {
   return needs_copy && !req.write && req.size >= std::max(kPipelineMinBytes, rt.min_split_bytes()) &&
-         rt.request_parallelism() > 1;
+         req.size < kPipelineMaxBytes && rt.request_parallelism() > 1;
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pipelined read into GPU memory (core/read_pipeline: requests of 32 MiB
-// and more), chunks read into a ring of staging buffers and copied in file
+// to 512 MiB), chunks read into a ring of staging buffers and copied in file
 // order. Checked on buffered and O_DIRECT descriptors: byte-exact at
 // unaligned offsets, end of file inside a request and at a segment boundary
 // (the result is the bytes up to it; nothing past it is written), EIO at
