@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cerrno>
 #include <chrono>
+#include <cstdint>
 #include <random>
 #include <thread>
 #include <vector>
@@ -119,7 +120,7 @@ TEST_P(DevioLL, ErrorsArriveAsResults) {
   const int s = devio::TryClaim(v_, q, &gen);
   ASSERT_GE(s, 0);
   devio::SqeArgs a = devio::MakeLLSqe(q, v_.files[0], s, gen, 0, 4096);
-  a.fd = 1000;
+  a.fd = INT32_MAX;  // above any RLIMIT_NOFILE: never open (fd 1000 was, once, in a fresh clone)
   devio::SubmitOne(q, s, gen, a);
   const uint64_t *area = devio::LLArea(v_, q, s);
   uint64_t h = 0;
