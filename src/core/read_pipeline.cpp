@@ -149,7 +149,10 @@ class ReadPipeline {
     for (;;) {
       if (closed_.load(std::memory_order_acquire) || job_.failed()) return false;
       const uint32_t rel = released_.load(std::memory_order_seq_cst);
-      if (SegmentOf(i) < rel + ring_.size()) return true;
+      // Close() sets closed_ before it moves released_: a reader that sees
+      // the moved value also sees closed_, and never reads into a buffer
+      // whose copy may still run.
+      if (SegmentOf(i) < rel + ring_.size()) return !closed_.load(std::memory_order_seq_cst);
       readers_waiting_.fetch_add(1, std::memory_order_seq_cst);
       WakeCopier();  // it may be asleep waiting for chunks nobody is reading
       if (released_.load(std::memory_order_seq_cst) == rel &&
