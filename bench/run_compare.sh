@@ -76,17 +76,17 @@ table randread-1t 100 -f "$READ" -s 4G -I randread -i 4k -w 1 -T 2 -r 3 -V \
 table randread-16t 100 -f "$READ" -s 4G -I randread -i 4k -w 16 -T 2 -r 3 -V \
   --verify-bytes 64M --compare
 # 3. Cold sequential read with O_DIRECT (the cache is dropped before each run).
-table cold-read 150 -f "$READ" -s 4G -I read -i 16M:64M:x4 -T 2 -r 3 -V --cold --odirect \
+table cold-read 200 -f "$READ" -s 4G -I read -i 16M:64M:x4 -T 2 -r 3 -V --cold --odirect \
   --compare
 # 4. Sequential write of 4 GiB from GPU memory: buffered, then O_DIRECT.
-table write-buffered 120 -f "$WRITE" -s 4G -I write -i 16M:1G:x64 -T 1.5 -r 3 -V --compare
-table write-odirect 130 -f "$WRITE" -s 4G -I write -i 16M:1G:x64 -T 2 -r 3 -V --odirect \
+table write-buffered 160 -f "$WRITE" -s 4G -I write -i 16M:1G:x64 -T 1.5 -r 3 -V --compare
+table write-odirect 180 -f "$WRITE" -s 4G -I write -i 16M:1G:x64 -T 2 -r 3 -V --odirect \
   --compare
 echo "== all tables: $((SECONDS - T0)) s" | tee -a "$OUT/commands.txt"
 
 echo
 echo "== ufile against the targets"
-grep -H -e '^compare:' -e '^target (ufile)' -e '^ufile / naive' "$OUT"/*.txt
+grep -H -e '^compare:' -e '^target (ufile' -e '^ufile / naive' "$OUT"/*.txt
 if [ "${KEEP:-0}" != 1 ]; then
   rm -f "$READ" "$READ.ufile-bench" "$WRITE" "$WRITE.ufile-bench"
 fi

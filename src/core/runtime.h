@@ -52,11 +52,14 @@ class Runtime {
   size_t request_parallelism() const { return parallelism_; }
   // Requests smaller than this run on the calling thread alone.
   size_t min_split_bytes() const { return cfg_->min_io_threshold_size_kb * 1024; }
+  // Requests of min_split_bytes or more running now (core/transfer).
+  std::atomic<size_t> &split_requests() { return split_requests_; }
 
  private:
   std::shared_ptr<const Config> cfg_;
   size_t io_threads_ = 1;
   size_t parallelism_ = 1;
+  std::atomic<size_t> split_requests_{0};
   LiveProps props_;
   PrimaryContexts contexts_;
   CopyLanes lanes_;

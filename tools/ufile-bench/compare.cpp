@@ -204,12 +204,25 @@ int CompareOne(const Options &opt, const Gpu &gpu, const ReportContext &ctx, uin
   Add(t, NaiveBest(t.base, gpu, t.mp));
   const RowResult naive = t.rows.back();
   Add(t, NvidiaRow(t));
-  RowResult u = Measure(t, Xfer::kUfile, t.mp);  // linked in, default config
-  SetRatio(&t.rows[t.ceiling], &u);
-  SetTarget(opt, gpu, naive, &u);
-  Add(t, u);
-  PrintVerdict(ctx, u);
-  bool bad = !u.error.empty();
+  bool bad = false;
+  // ufile with -w callers, then, when the naive sweep kept another thread
+  // count, with as many callers as that: the same work as the naive row.
+  RowSpec s = t.base;
+  s.xfer = Xfer::kUfile;  // linked in, default config
+  s.lib.clear();
+  std::vector<int> callers{t.base.threads};
+  if (naive.error.empty() && naive.spec.threads != t.base.threads)
+    callers.push_back(naive.spec.threads);
+  for (int n : callers) {
+    s.threads = n;
+    RowResult u = MeasureRow(s, gpu, t.mp);
+    if (n != t.base.threads) u.setting += ", the naive row's thread count";
+    SetRatio(&t.rows[t.ceiling], &u);
+    SetTarget(opt, gpu, naive, &u);
+    Add(t, u);
+    PrintVerdict(ctx, u);
+    bad |= !u.error.empty();
+  }
   for (const RowResult &r : t.rows) bad |= r.verified == Verified::kFailed;
   return bad ? 1 : 0;
 }

@@ -161,7 +161,8 @@ void PrintVerdict(const ReportContext &ctx, const RowResult &u) {
   PrintCacheNote(ctx, u.cache);
   if (!u.ceiling.empty()) std::printf("ceiling: %s\n", u.ceiling.c_str());
   if (!u.target.empty())
-    std::printf("target (ufile): %s -> %s\n", u.target.c_str(),
+    std::printf("target (ufile, %d thread%s): %s -> %s\n", u.spec.threads,
+                u.spec.threads == 1 ? "" : "s", u.target.c_str(),
                 u.target_met < 0 ? "unknown" : (u.target_met ? "met" : "NOT met"));
   if (!std::isnan(u.vs_naive))
     std::printf("ufile / naive best: %.2fx the GB/s, %.2fx the CPU s/GB\n", u.vs_naive,
