@@ -6,8 +6,9 @@
 // (the result is the bytes up to it; nothing past it is written), EIO at
 // chunk k (the request fails, nothing outside it changes, the library stays
 // whole), a staging pool of one large buffer (a ring of one), and several
-// threads reading at once. pread faults need the POSIX engine, so io_uring is
-// off.
+// threads reading at once (a request that starts alone is pipelined, those
+// beside it double-buffer on their share of the pool). pread faults need the
+// POSIX engine, so io_uring is off.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
