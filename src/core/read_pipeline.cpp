@@ -33,11 +33,6 @@ inline void CpuRelax() {
 #endif
 }
 
-Status CopyError(const char *what, CUresult res) {
-  UFILE_LOG_ERROR("%s failed: %s", what, CudaErrorString(res).c_str());
-  return Status::Cuda(res);
-}
-
 class ReadPipeline {
  public:
   ReadPipeline(Job &job, LaneLease lane) : job_(job), lane_(std::move(lane)) {}
@@ -88,7 +83,7 @@ class ReadPipeline {
     }
     Close();
     CUresult res = Cuda().cuStreamSynchronize(lane_->stream);
-    if (res != CUDA_SUCCESS) job_.Fail(0, CopyError("waiting for the staging copies", res));
+    if (res != CUDA_SUCCESS) job_.FailCopy(0, "waiting for the staging copies", res);
   }
 
   // Participants 1..n-1: read claimed chunks into their ring slots.
@@ -183,7 +178,7 @@ class ReadPipeline {
     if (rel >= issued_segments_) return false;
     CUresult res = Cuda().cuEventSynchronize(EventOf(rel));
     if (res != CUDA_SUCCESS) {
-      job_.Fail(next_, CopyError("waiting for a staging copy", res));
+      job_.FailCopy(next_, "waiting for a staging copy", res);
       return true;
     }
     Publish(rel + 1);
@@ -220,7 +215,7 @@ class ReadPipeline {
       CUresult res = Cuda().cuMemcpyHtoDAsync(dst, SlotOf(next_), bytes, lane_->stream);
       if (res == CUDA_SUCCESS) res = Cuda().cuEventRecord(EventOf(seg), lane_->stream);
       if (res != CUDA_SUCCESS) {
-        job_.Fail(next_, CopyError("cuMemcpyHtoDAsync", res));
+        job_.FailCopy(next_, "cuMemcpyHtoDAsync", res);
         return true;
       }
       last_copied_segment_ = seg;

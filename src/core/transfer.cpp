@@ -53,11 +53,6 @@ void RunHost(Job &job) {
   }
 }
 
-Status CopyError(const char *what, CUresult res) {
-  UFILE_LOG_ERROR("%s failed: %s", what, CudaErrorString(res).c_str());
-  return Status::Cuda(res);
-}
-
 // Double-buffered staging for GPU memory: two pinned buffers (one when the
 // pool is short) and one copy stream; the copy of one chunk overlaps the
 // file I/O of the next.
@@ -91,14 +86,14 @@ class DeviceParticipant {
     CUresult res = Cuda().cuEventSynchronize(lane_->done[s]);
     const size_t i = chunk_[s];
     chunk_[s] = kNone;
-    if (res != CUDA_SUCCESS) job_.Fail(i, CopyError("waiting for a staging copy", res));
+    if (res != CUDA_SUCCESS) job_.FailCopy(i, "waiting for a staging copy", res);
     return res == CUDA_SUCCESS;
   }
 
   bool Record(int s, size_t i, CUresult res, const char *what) {
     if (res == CUDA_SUCCESS) res = Cuda().cuEventRecord(lane_->done[s], lane_->stream);
     if (res != CUDA_SUCCESS) {
-      job_.Fail(i, CopyError(what, res));
+      job_.FailCopy(i, what, res);
       return false;
     }
     chunk_[s] = i;

@@ -10,9 +10,11 @@
 #include <limits>
 #include <mutex>
 
+#include "core/log.h"
 #include "core/runtime.h"
 #include "core/status.h"
 #include "core/transfer.h"
+#include "gpu/cuda_api.h"
 #include "plan/planner.h"
 
 namespace ufile {
@@ -60,6 +62,11 @@ class Job {
       error_ = s;
     }
     failed_ = true;
+  }
+  // A CUDA call of a staging copy failed: logged, and chunk i fails.
+  void FailCopy(size_t i, const char *what, CUresult res) {
+    UFILE_LOG_ERROR("%s failed: %s", what, CudaErrorString(res).c_str());
+    Fail(i, Status::Cuda(res));
   }
   // Chunk i moved only n of its bytes: the file ends there.
   void EndOfFile(size_t i, size_t n) {
