@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <mutex>
@@ -15,6 +16,7 @@
 #include "core/transfer_job.h"
 #include "gpu/cuda_api.h"
 #include "plan/planner.h"
+#include "sys/sys_ops.h"
 
 namespace ufile {
 namespace {
@@ -25,6 +27,16 @@ constexpr size_t kMinSplitChunk = 1 << 20;
 Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem) {
   Engine &e = job.rt.engine();
   return job.req.write ? WriteChunk(e, *job.req.file, c, mem) : ReadChunk(e, *job.req.file, c, mem);
+}
+
+// Copies between a bounce buffer and the caller's memory, which may be a wild
+// pointer: EFAULT is logged and returned, as pread would, instead of a crash.
+Status CopyCaller(void *dst, const void *src, size_t n) {
+  const int rc = SysOps::Current().CopyCallerMemory(dst, src, n);
+  if (rc == 0) return Status::Ok();
+  UFILE_LOG_ERROR("copying %zu bytes between %p and %p (the caller's buffer): %s", n, dst, src,
+                  std::strerror(-rc));
+  return Status::Errno(-rc);
 }
 
 // Participant for CPU-addressable memory: direct file I/O, through an aligned
@@ -44,9 +56,10 @@ void RunHost(Job &job) {
         if (!l.ok()) return job.Fail(i, l.status());
         bounce = std::move(*l);
       }
-      if (job.req.write) std::memcpy(bounce.data(), mem, c.len);
-      r = HostChunk(job, c, static_cast<char *>(bounce.data()));
-      if (r.ok() && !job.req.write) std::memcpy(mem, bounce.data(), *r);
+      Status copied = job.req.write ? CopyCaller(bounce.data(), mem, c.len) : Status::Ok();
+      if (copied.ok()) r = HostChunk(job, c, static_cast<char *>(bounce.data()));
+      if (copied.ok() && r.ok() && !job.req.write) copied = CopyCaller(mem, bounce.data(), *r);
+      if (!copied.ok()) r = copied;
     }
     if (!r.ok()) return job.Fail(i, r.status());
     if (*r < c.len) job.EndOfFile(i, *r);

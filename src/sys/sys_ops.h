@@ -25,6 +25,10 @@ class SysOps {
   virtual int GetFlags(int fd);  // fcntl(F_GETFL)
   virtual int Open(const char *path, int flags, mode_t mode);
   virtual int Close(int fd);
+  // Copies n bytes within this process where dst or src is a caller's
+  // pointer that may not be mapped: 0, or -EFAULT instead of a crash
+  // (process_vm_readv on this process; memcpy where that call is refused).
+  virtual int CopyCallerMemory(void *dst, const void *src, size_t n);
   // io_uring_queue_init: 0 or -errno.
   virtual int UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags);
   // io_uring_submit_and_wait: SQEs taken by the kernel, or -errno.
