@@ -223,6 +223,16 @@ bool Pipelined(const IoRequest &req, bool needs_copy, const PoolShare &share) {
          req.size < kPipelineMaxBytes && share.parts() > 1 && share.alone();
 }
 
+// Whether the request may be spread over helpers at all. Buffered writes to
+// one file run one at a time under its inode lock (ext4, XFS, btrfs), so
+// helpers would only spin on it. One participant, whose double buffering
+// overlaps its GPU copies with its writes, moved 5.5-5.8 GB/s where sixteen
+// moved 5.0-5.2, with an eighth of the CPU (docs/BENCHMARKS.md, session 5).
+bool Splittable(Runtime &rt, const IoRequest &req, bool direct) {
+  if (req.size < rt.min_split_bytes()) return false;
+  return !req.write || direct || req.file->is_fs_ops();
+}
+
 }  // namespace
 
 Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
@@ -237,7 +247,7 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   in.needs_copy = needs_copy;
   in.mem_addr = reinterpret_cast<uintptr_t>(req.mem);
   const PoolShare share(rt.split_requests(), rt.request_parallelism(),
-                        req.size >= rt.min_split_bytes());
+                        Splittable(rt, req, direct));
   const bool pipelined = Pipelined(req, needs_copy, share);
   in.chunk_size = pipelined ? PipelineChunkSize(req, share.parts(), ChunkLimit(rt, true))
                             : ChunkSize(rt, req, needs_copy || direct, share.parts());

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Faults injected through the SysOps seam into requests split into several
-// chunks (8 MiB in 1 MiB chunks, 4 participants): EIO, EINTR, EAGAIN, short
-// transfers, ENOSPC, EBADF at chunk k of n, and failures of fstat, F_GETFL
+// chunks (8 MiB in 1 MiB chunks, 4 participants; buffered writes have one):
+// EIO, EINTR, EAGAIN, short transfers, ENOSPC, EBADF at chunk k of n, and
+// failures of fstat, F_GETFL
 // and the reopen of the buffered descriptor. For each: the exact API result,
 // and no byte outside the request changed, in the file or in the caller's
 // buffer (a write never changes its source buffer). pread/pwrite faults need
