@@ -2,13 +2,12 @@
 // Faults injected through the SysOps seam into requests split into several
 // chunks (8 MiB in 1 MiB chunks, 4 participants; buffered writes have one):
 // EIO, EINTR, EAGAIN, short transfers, ENOSPC, EBADF at chunk k of n, and
-// failures of fstat, F_GETFL
-// and the reopen of the buffered descriptor. For each: the exact API result,
-// and no byte outside the request changed, in the file or in the caller's
-// buffer (a write never changes its source buffer). pread/pwrite faults need
-// the POSIX engine (the io_uring engine's transfers bypass SysOps), so the
-// fixture turns io_uring off; one test checks the fallback when io_uring
-// cannot be set up.
+// failures of fstat, F_GETFL and the reopen of the buffered descriptor. For
+// each: the exact API result, and no byte outside the request changed, in the
+// file or in the caller's buffer (a write never changes its source buffer).
+// pread/pwrite faults need the POSIX engine (the io_uring engine's transfers
+// bypass SysOps), so the fixture turns io_uring off; one test checks the
+// fallback when io_uring cannot be set up.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
