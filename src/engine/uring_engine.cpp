@@ -88,7 +88,11 @@ class UringEngine final : public Engine {
   Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) override {
     return RunOne(false, fd, buf, len, off, align);
   }
+  // Buffered writes (align 1) go straight to pwrite: io_uring hands them to
+  // an io-wq worker, since they may block on the inode lock, and one writer
+  // moved 3-17 % fewer bytes per second that way (H100, BENCHMARKS.md session 5).
   Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) override {
+    if (align <= 1) return PwriteFull(fd, buf, len, off, align);
     return RunOne(true, fd, const_cast<void *>(buf), len, off, align);
   }
   void RunMany(EngineOp *ops, size_t n) override;
