@@ -258,9 +258,6 @@ class BadInput : public ::testing::TestWithParam<Row> {
     WriteWholeFile(dir_->File("f"), file_);
   }
   static void TearDownTestSuite() { delete dir_; }
-  static void CloseAll() {
-    for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-  }
   static CUfileHandle_t Reg(int fd) {
     CUfileHandle_t fh = nullptr;
     CUfileDescr_t d{};
@@ -360,7 +357,7 @@ TEST(BadInputTable, BarSizeWithoutAGpuIsDeviceNotFound) {
   EXPECT_EQ(cuFileGetBARSizeInKB(0, &kb).err, CU_FILE_DEVICE_NOT_FOUND);
   EXPECT_EQ(cuFileGetBARSizeInKB(-1, &kb).err, CU_FILE_DEVICE_NOT_FOUND);
   EXPECT_EQ(kb, 12345u) << "a failed call must not write *barSize";
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
+  CloseAll();
 }
 
 TEST(BadInputTable, UseCountWhileOpenIsOne) {

@@ -19,10 +19,6 @@ namespace {
 
 constexpr ssize_t kMappingRange = -static_cast<ssize_t>(CU_FILE_INVALID_MAPPING_RANGE);
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 CUfileOpError Reg(const void *p, size_t n, int flags = 0) {
   return cuFileBufRegister(p, n, flags).err;
 }

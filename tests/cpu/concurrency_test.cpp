@@ -23,10 +23,6 @@
 namespace ufile::test {
 namespace {
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 CUfileOpError Register(int fd, CUfileHandle_t *fh) {
   CUfileDescr_t d{};
   d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;

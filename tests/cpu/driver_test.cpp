@@ -33,10 +33,6 @@ CUfileError_t (*const kPlainClose)(void) = &cuFileDriverClose;
 constexpr ssize_t kClosing = -static_cast<ssize_t>(CU_FILE_DRIVER_CLOSING);
 constexpr ssize_t kNotRegistered = -static_cast<ssize_t>(CU_FILE_HANDLE_NOT_REGISTERED);
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 // Opens the driver on the POSIX engine, whose preads go through SysOps.
 CUfileOpError OpenPosix() {
   const CUfileError_t e = cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, false);

@@ -37,10 +37,6 @@ constexpr size_t kGuard = 8192;
 // middle lands on an aligned address (no bounce buffer).
 constexpr size_t kBufOff = kGuard + 57;
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 using Op = FaultySysOps::Op;
 using Action = FaultySysOps::Action;
 using Fault = FaultySysOps::Fault;

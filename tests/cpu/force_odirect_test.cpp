@@ -24,10 +24,6 @@ namespace {
 
 constexpr size_t kSize = 1 << 20;
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 // Pages of fd's first len bytes that sit in the page cache.
 size_t ResidentPages(int fd, size_t len) {
   void *m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);

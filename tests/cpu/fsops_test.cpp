@@ -22,10 +22,6 @@
 namespace ufile::test {
 namespace {
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 // The "filesystem": a byte vector behind a mutex (callbacks run on several
 // I/O threads at once), with knobs for misbehaviour.
 struct MemFs {

@@ -26,10 +26,6 @@ namespace {
 constexpr ssize_t kNotRegistered = -static_cast<ssize_t>(CU_FILE_HANDLE_NOT_REGISTERED);
 const auto kForged = reinterpret_cast<CUfileHandle_t>(0x1234);
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 CUfileOpError Register(int fd, CUfileHandle_t *fh) {
   CUfileDescr_t d{};
   d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;

@@ -55,10 +55,6 @@ namespace {
 
 constexpr size_t kMiB = 1 << 20;
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 // Removes cap from this process's effective and permitted sets.
 bool DropCapability(int cap) {
   __user_cap_header_struct hdr{_LINUX_CAPABILITY_VERSION_3, 0};

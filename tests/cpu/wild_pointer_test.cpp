@@ -27,7 +27,7 @@ class WildPointer : public ::testing::TestWithParam<bool> {
   void SetUp() override {
     if (!DirectIoSupported(dir_.path()))
       GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
-    for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
+    CloseAll();
     ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, GetParam()).err,
               CU_FILE_SUCCESS);
     ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);

@@ -33,10 +33,6 @@ constexpr size_t kFile = 72 * kMiB + 4219;  // ends inside a chunk
 constexpr size_t kGuard = 4096;
 constexpr size_t kMaxRequest = 64 * kMiB;
 
-void CloseAll() {
-  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
-}
-
 class ReadPipeline : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "support/test_util.h"
 
+#include <cufile.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -87,6 +88,10 @@ size_t OpenFdCount() {
   while (dirent *e = readdir(d)) n += e->d_name[0] != '.';
   closedir(d);
   return n - 1;  // the directory's own descriptor
+}
+
+void CloseAll() {
+  for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
 }
 
 }  // namespace ufile::test

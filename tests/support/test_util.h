@@ -51,4 +51,8 @@ bool DirectIoSupported(const std::string &dir);
 // Descriptors this process has open (entries of /proc/self/fd).
 size_t OpenFdCount();
 
+// Closes the driver however many times it was opened, so that parameters a
+// test stages apply at its next open (bounded: a broken count cannot hang).
+void CloseAll();
+
 }  // namespace ufile::test
