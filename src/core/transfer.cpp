@@ -21,6 +21,13 @@ namespace ufile {
 namespace {
 
 constexpr size_t kMinSplitChunk = 1 << 20;
+// O_DIRECT chunks are larger: the kernel already spreads one large direct
+// read or write over the device's queue, while every chunk costs a
+// submission, a wake-up and a copy (about 100 us of CPU per chunk on the
+// H100 machine's virtio disk). At 16 MiB, 4 MiB chunks used 0.05-0.06 CPU
+// s/GB where 1 MiB chunks used 0.10-0.14, at speeds within the disk's
+// run-to-run spread (docs/BENCHMARKS.md, session 6).
+constexpr size_t kMinDirectChunk = 4u << 20;
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
 Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem) {
@@ -66,11 +73,14 @@ void RunHost(Job &job) {
 }
 
 // Double-buffered staging for GPU memory: two pinned buffers (one when the
-// pool is short) and one copy stream; the copy of one chunk overlaps the
-// file I/O of the next.
+// pool is short, or when the participant moves a single chunk) and one copy
+// stream; the copy of one chunk overlaps the file I/O of the next.
 class DeviceParticipant {
  public:
-  DeviceParticipant(Job &job, LaneLease lane) : job_(job), lane_(std::move(lane)) {}
+  DeviceParticipant(Job &job, LaneLease lane)
+      : job_(job),
+        lane_(std::move(lane)),
+        events_(job.blocking_waits ? lane_->done_blocking : lane_->done) {}
   ~DeviceParticipant() { Drain(); }
 
   void Run() {
@@ -81,8 +91,6 @@ class DeviceParticipant {
       return;
     }
     buf_[0] = std::move(*first);
-    Result<StagingLease> second = job_.rt.staging().TryLease(job_.lease_size);
-    if (second.ok()) buf_[1] = std::move(*second);
     job_.req.write ? RunWrite() : RunRead();
   }
 
@@ -90,20 +98,36 @@ class DeviceParticipant {
   CUdeviceptr DevPtr(const Chunk &c) const {
     return reinterpret_cast<CUdeviceptr>(job_.req.mem) + c.buf_off;
   }
-  int Slots() const { return buf_[1] ? 2 : 1; }
+
+  // The slot after s. The second buffer is leased only once a second chunk
+  // may follow: most participants of a split request, and every small
+  // request, move one chunk, and a second lease would cost a trip to the
+  // pool's shared list for nothing.
+  int Next(int s) {
+    if (!second_tried_ && job_.unclaimed()) {
+      second_tried_ = true;
+      Result<StagingLease> l = job_.rt.staging().TryLease(job_.lease_size);
+      if (l.ok()) buf_[1] = std::move(*l);
+    }
+    return buf_[1] ? 1 - s : 0;
+  }
 
   // Waits for the copy last issued from slot s.
   bool Wait(int s) {
     if (chunk_[s] == kNone) return true;
-    CUresult res = Cuda().cuEventSynchronize(lane_->done[s]);
+    CUresult res = Cuda().cuEventSynchronize(events_[s]);
     const size_t i = chunk_[s];
     chunk_[s] = kNone;
     if (res != CUDA_SUCCESS) job_.FailCopy(i, "waiting for a staging copy", res);
     return res == CUDA_SUCCESS;
   }
 
+  // Records slot s's event after the copy of chunk i was enqueued (res).
   bool Record(int s, size_t i, CUresult res, const char *what) {
-    if (res == CUDA_SUCCESS) res = Cuda().cuEventRecord(lane_->done[s], lane_->stream);
+    if (res == CUDA_SUCCESS) {
+      res = Cuda().cuEventRecord(events_[s], lane_->stream);
+      unrecorded_ |= res != CUDA_SUCCESS;  // a copy runs that no event follows
+    }
     if (res != CUDA_SUCCESS) {
       job_.FailCopy(i, what, res);
       return false;
@@ -115,8 +139,11 @@ class DeviceParticipant {
   void RunRead() {
     CudaApi &api = Cuda();
     int s = 0;
+    bool first = true;
     size_t i;
     while (job_.Claim(&i)) {
+      if (!first) s = Next(s);
+      first = false;
       if (!Wait(s)) return;
       const Chunk c = job_.plan.at(i);
       Result<size_t> r = ReadChunk(job_.rt.engine(), *job_.req.file, c, buf_[s].data());
@@ -126,7 +153,6 @@ class DeviceParticipant {
         CUresult res = api.cuMemcpyHtoDAsync(DevPtr(c), buf_[s].data(), *r, lane_->stream);
         if (!Record(s, i, res, "cuMemcpyHtoDAsync")) return;
       }
-      s = (s + 1) % Slots();
     }
   }
 
@@ -145,7 +171,7 @@ class DeviceParticipant {
     int s = 0;
     if (!Prefetch(0)) return;
     for (;;) {
-      const int other = (s + 1) % Slots();
+      const int other = Next(s);
       const bool more = other != s && Prefetch(other);
       const size_t i = chunk_[s];
       if (!Wait(s)) return;
@@ -161,18 +187,23 @@ class DeviceParticipant {
   }
 
   // No staging buffer goes back to the pool while a copy may still use it,
-  // and the last copies' errors are not lost.
+  // and the last copies' errors are not lost. Every enqueued copy is
+  // followed by its slot's event, so waiting for both suffices; the stream
+  // is synchronised only when an event could not be recorded.
   void Drain() {
     Wait(0);
     Wait(1);
-    if (lane_->stream) Cuda().cuStreamSynchronize(lane_->stream);
+    if (unrecorded_) Cuda().cuStreamSynchronize(lane_->stream);
   }
 
   Job &job_;
   LaneLease lane_;
+  const CUevent *events_;  // lane_'s spinning or blocking events
   StagingLease buf_[2];
   size_t chunk_[2] = {kNone, kNone};
   Chunk pending_[2];
+  bool second_tried_ = false;
+  bool unrecorded_ = false;
 };
 
 void RunDevice(Job &job, CUcontext ctx) {
@@ -195,12 +226,14 @@ size_t ChunkLimit(Runtime &rt, bool staged) {
 }
 
 // The chunk size: one request is spread over its share of the participants,
-// but never in chunks smaller than 1 MiB, never larger than ChunkLimit.
-size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged, size_t parts) {
+// but never in chunks smaller than 1 MiB (4 MiB for O_DIRECT), never larger
+// than ChunkLimit.
+size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged, bool direct, size_t parts) {
   const size_t align = req.file->align() > 1 ? req.file->align() : 4096;
   const size_t limit = ChunkLimit(rt, staged);
   size_t chunk = limit;
-  if (parts > 1) chunk = std::min(limit, std::max(kMinSplitChunk, (req.size + parts - 1) / parts));
+  const size_t min_chunk = direct ? kMinDirectChunk : kMinSplitChunk;
+  if (parts > 1) chunk = std::min(limit, std::max(min_chunk, (req.size + parts - 1) / parts));
   return std::max(align, chunk / align * align);
 }
 
@@ -217,8 +250,11 @@ constexpr size_t kPipelineMaxBytes = 512u << 20;
 // Only a request that had the pool to itself when it started: with other
 // split requests running, its share of helpers double-buffers instead (at 8
 // callers of 64-256 MiB the pipeline gave 26-28 GB/s, the double buffering 52).
-bool Pipelined(const IoRequest &req, bool needs_copy, const PoolShare &share) {
-  return needs_copy && !req.write && req.size >= kPipelineMinBytes &&
+// Not O_DIRECT reads: they wait on the disk, not on the copies, and the
+// double buffering's 4 MiB chunks and sleeping waits moved them as fast with
+// a fifth to a quarter less CPU (cold 64 and 256 MiB, session 6).
+bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolShare &share) {
+  return needs_copy && !direct && !req.write && req.size >= kPipelineMinBytes &&
          req.size < kPipelineMaxBytes && share.parts() > 1 && share.alone();
 }
 
@@ -247,12 +283,16 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   in.mem_addr = reinterpret_cast<uintptr_t>(req.mem);
   const PoolShare share(rt.split_requests(), rt.request_parallelism(),
                         Splittable(rt, req, direct));
-  const bool pipelined = Pipelined(req, needs_copy, share);
+  const bool pipelined = Pipelined(req, needs_copy, direct, share);
   in.chunk_size = pipelined ? PipelineChunkSize(req, share.parts(), ChunkLimit(rt, true))
-                            : ChunkSize(rt, req, needs_copy || direct, share.parts());
+                            : ChunkSize(rt, req, needs_copy || direct, direct, share.parts());
   Job job(rt, req, in);
   job.chunk_size = in.chunk_size;
   job.lease_size = std::min(in.chunk_size, (req.size + 4095) / 4096 * 4096);
+  // O_DIRECT chunks wait on storage, so a participant sleeps on its staging
+  // copies instead of spinning (docs/BENCHMARKS.md, session 6: a third less
+  // CPU for O_DIRECT writes, as fast).
+  job.blocking_waits = direct;
 
   CUcontext ctx = nullptr;
   if (needs_copy) {

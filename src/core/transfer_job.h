@@ -49,6 +49,11 @@ class Job {
     return false;
   }
   bool failed() const { return failed_.load(std::memory_order_acquire); }
+  // Whether a chunk may still be claimed (a hint: another participant may
+  // take it first).
+  bool unclaimed() const {
+    return !failed() && next_.load(std::memory_order_relaxed) < end_chunk();
+  }
   // One past the last chunk that holds data: the plan's end, or the chunk
   // where the file ended (as known so far).
   size_t end_chunk() const {
@@ -88,6 +93,7 @@ class Job {
   const Plan plan;
   size_t chunk_size = 0;
   size_t lease_size = 0;  // staging buffer size: a chunk, or less for small requests
+  bool blocking_waits = false;  // participants sleep, not spin, on staging copies
 
  private:
   std::atomic<size_t> next_{0};

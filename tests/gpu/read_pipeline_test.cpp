@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // The pipelined read into GPU memory (core/read_pipeline: requests of 32 MiB
 // to 512 MiB), chunks read into a ring of staging buffers and copied in file
-// order. Checked on buffered and O_DIRECT descriptors: byte-exact at
-// unaligned offsets, end of file inside a request and at a segment boundary
-// (the result is the bytes up to it; nothing past it is written), EIO at
-// chunk k (the request fails, nothing outside it changes, the library stays
-// whole), a staging pool of one large buffer (a ring of one), and several
-// threads reading at once (a request that starts alone is pipelined, those
-// beside it double-buffer on their share of the pool). pread faults need the
-// POSIX engine, so io_uring is off.
+// order. Checked on buffered descriptors, which take the pipeline, and on
+// O_DIRECT ones, which double-buffer instead (their reads wait on the disk)
+// and must meet the same cases: byte-exact at unaligned offsets, end of file
+// inside a request and at a segment boundary (the result is the bytes up to
+// it; nothing past it is written), EIO at chunk k (the request fails,
+// nothing outside it changes, the library stays whole), a staging pool of
+// one large buffer (a ring of one), and several threads reading at once (a
+// request that starts alone is pipelined, those beside it double-buffer on
+// their share of the pool). pread faults need the POSIX engine, so io_uring
+// is off.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
