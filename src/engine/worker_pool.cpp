@@ -70,12 +70,17 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
         state->cv.notify_all();
       });
   }
-  // Only sleeping threads need a wake-up; busy ones find the work when done.
-  if (sleeping_.load(std::memory_order_acquire) > 0) {
-    if (helpers == 1)
-      cv_.notify_one();
-    else
+  // Only sleeping threads need a wake-up, and only as many as there are
+  // offers: busy ones find the work when done, and a thread woken for
+  // nothing costs a context switch. Waking all 15 idle threads for the 3
+  // offers of a 16 MiB O_DIRECT request cost 16-33 % more CPU s/GB, and
+  // 16 MiB reads from 4 callers 9-14 % of their GB/s (BENCHMARKS.md, session 6).
+  const size_t asleep = sleeping_.load(std::memory_order_acquire);
+  if (asleep > 0) {
+    if (helpers >= asleep)
       cv_.notify_all();
+    else
+      for (size_t i = 0; i < helpers; ++i) cv_.notify_one();
   }
   fn(0);
   std::unique_lock<std::mutex> lock(state->mu);

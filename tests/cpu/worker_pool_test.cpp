@@ -5,8 +5,9 @@
 // runs at most once; Run returns after every call that started; nested in a
 // pool thread only fn(0) runs, inline. Callers claim work from shared state,
 // so the work itself is always done exactly once. Post runs tasks on pool
-// threads and the destructor runs what is queued. No test depends on timing
-// (one bounded wait guards against a hang).
+// threads and the destructor runs what is queued. An offer wakes as many
+// sleeping threads as it has helpers, not all of them. No test depends on
+// timing (one bounded wait guards against a hang).
 #include "engine/worker_pool.h"
 
 #include <gtest/gtest.h>
@@ -14,8 +15,12 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <dirent.h>
+#include <fstream>
+#include <map>
 #include <mutex>
 #include <set>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -237,6 +242,45 @@ TEST(WorkerPool, OffersNotTakenAreWithdrawn) {
   }  // joins: the queued offers have run (and done nothing) by now
   calls.ExpectAtMostOnceAndZeroHere();
   EXPECT_EQ(calls.Total(), 1);
+}
+
+// Voluntary context switches of every thread of this process, by thread id
+// (/proc/self/task/*/status): a sleeping thread that is woken adds one.
+std::map<int, long> VoluntarySwitches() {
+  std::map<int, long> out;
+  DIR *d = opendir("/proc/self/task");
+  if (!d) return out;
+  while (dirent *e = readdir(d)) {
+    if (e->d_name[0] == '.') continue;
+    std::ifstream f(std::string("/proc/self/task/") + e->d_name + "/status");
+    for (std::string line; std::getline(f, line);)
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+        out[std::stoi(e->d_name)] = std::stol(line.substr(24));
+  }
+  closedir(d);
+  return out;
+}
+
+TEST(WorkerPool, AnOfferWakesOnlyAsManySleepersAsItHasHelpers) {
+  const std::map<int, long> others = VoluntarySwitches();  // threads not of the pool
+  WorkerPool pool(8);
+  int woken = 0;
+  for (int round = 0; round < 3; ++round) {
+    // Let every pool thread reach its wait (sleeping threads do not switch).
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    const std::map<int, long> before = VoluntarySwitches();
+    std::atomic<int> calls{0};
+    pool.Run(3, [&](size_t) { ++calls; });
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (const auto &[tid, n] : VoluntarySwitches()) {
+      auto it = before.find(tid);
+      if (!others.count(tid) && it != before.end() && n > it->second) ++woken;
+    }
+    EXPECT_GE(calls.load(), 1);
+  }
+  // Two helpers per round (one more allowed); waking all eight sleepers
+  // would give 24.
+  EXPECT_LE(woken, 9) << "pool threads woken over 3 offers of two helpers each";
 }
 
 TEST(WorkerPool, EmptyPoolRunsIndexZeroOnly) {
