@@ -10,12 +10,12 @@
 // timing (one bounded wait guards against a hang).
 #include "engine/worker_pool.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <dirent.h>
 #include <fstream>
 #include <map>
 #include <mutex>
