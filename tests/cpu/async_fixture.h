@@ -117,11 +117,8 @@ class AsyncFixture : public ::testing::Test {
     int fd = open(path.c_str(), flags);
     EXPECT_GE(fd, 0) << path;
     fds_.push_back(fd);
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd;
     CUfileHandle_t fh = nullptr;
-    EXPECT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+    EXPECT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
     handles_.push_back(fh);
     if (fd_out) *fd_out = fd;
     return fh;

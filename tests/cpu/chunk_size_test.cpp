@@ -83,11 +83,8 @@ class ChunkSize : public ::testing::Test {
     const int fd = open(dir_.File("f").c_str(), flags);
     EXPECT_GE(fd, 0) << std::strerror(errno);
     fds_.push_back(fd);
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd;
     CUfileHandle_t fh = nullptr;
-    EXPECT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+    EXPECT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
     handles_.push_back(fh);
     return fh;
   }

@@ -94,10 +94,7 @@ class StagingWait : public ::testing::Test {
   void Open(int flags) {
     fd_ = open(dir_.File("f").c_str(), flags);
     ASSERT_GE(fd_, 0);
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd_;
-    ASSERT_EQ(cuFileHandleRegister(&fh_, &d).err, CU_FILE_SUCCESS);
+    ASSERT_EQ(RegisterFd(fd_, &fh_), CU_FILE_SUCCESS);
   }
   // Reads the file, writes it back from GPU memory, reads the file back;
   // counts the waits on sleeping and spinning events meanwhile.

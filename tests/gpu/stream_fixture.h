@@ -80,11 +80,8 @@ class StreamFixture : public ::testing::Test {
     const int fd = open(path.c_str(), O_RDWR);
     EXPECT_GE(fd, 0);
     fds_.push_back(fd);
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd;
     CUfileHandle_t fh = nullptr;
-    EXPECT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+    EXPECT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
     handles_.push_back(fh);
     if (fd_out) *fd_out = fd;
     return fh;

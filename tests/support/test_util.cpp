@@ -90,6 +90,13 @@ size_t OpenFdCount() {
   return n - 1;  // the directory's own descriptor
 }
 
+CUfileOpError RegisterFd(int fd, CUfileHandle_t *fh) {
+  CUfileDescr_t d{};
+  d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  return cuFileHandleRegister(fh, &d).err;
+}
+
 void CloseAll() {
   for (int i = 0; i < 64 && cuFileUseCount() > 0; ++i) cuFileDriverClose();
 }

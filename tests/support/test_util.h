@@ -3,6 +3,8 @@
 // environment variables, GPU presence.
 #pragma once
 
+#include <cufile.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -50,6 +52,10 @@ bool DirectIoSupported(const std::string &dir);
 
 // Descriptors this process has open (entries of /proc/self/fd).
 size_t OpenFdCount();
+
+// Registers fd as a cuFile handle (an opaque descriptor); what
+// cuFileHandleRegister returned.
+CUfileOpError RegisterFd(int fd, CUfileHandle_t *fh);
 
 // Closes the driver however many times it was opened, so that parameters a
 // test stages apply at its next open (bounded: a broken count cannot hang).
