@@ -261,20 +261,35 @@ std::map<int, long> VoluntarySwitches() {
   return out;
 }
 
+// The counts of the threads not in `others`, once none of them has switched
+// for 20 ms (every pool thread is asleep); gives up after about 4 s.
+std::map<int, long> SettledSwitches(const std::map<int, long> &others) {
+  auto snap = [&] {
+    std::map<int, long> m = VoluntarySwitches();
+    for (const auto &[tid, n] : others) m.erase(tid);
+    return m;
+  };
+  std::map<int, long> last = snap();
+  for (int i = 0; i < 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::map<int, long> now = snap();
+    if (now == last) return now;
+    last = std::move(now);
+  }
+  return last;
+}
+
 TEST(WorkerPool, AnOfferWakesOnlyAsManySleepersAsItHasHelpers) {
   const std::map<int, long> others = VoluntarySwitches();  // threads not of the pool
   WorkerPool pool(8);
   int woken = 0;
   for (int round = 0; round < 3; ++round) {
-    // Let every pool thread reach its wait (sleeping threads do not switch).
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    const std::map<int, long> before = VoluntarySwitches();
+    const std::map<int, long> before = SettledSwitches(others);
     std::atomic<int> calls{0};
     pool.Run(3, [&](size_t) { ++calls; });
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    for (const auto &[tid, n] : VoluntarySwitches()) {
+    for (const auto &[tid, n] : SettledSwitches(others)) {
       auto it = before.find(tid);
-      if (!others.count(tid) && it != before.end() && n > it->second) ++woken;
+      if (it != before.end() && n > it->second) ++woken;
     }
     EXPECT_GE(calls.load(), 1);
   }
