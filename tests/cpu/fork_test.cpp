@@ -66,6 +66,14 @@ class ForkTest : public ::testing::TestWithParam<const char *> {
 #if defined(__SANITIZE_THREAD__)
     GTEST_SKIP() << "TSan cannot start threads in the child of a multi-threaded fork";
 #endif
+#if defined(__SANITIZE_ADDRESS__)
+    // GCC 12's ASan allocator takes no lock around fork(): a child can inherit
+    // one of its size-class locks held by a parent thread and hang in malloc
+    // (seen in 4 of 52 runs, four at a time, every child thread blocked in
+    // SizeClassAllocator64::GetFromAllocator). glibc's malloc is fork-safe,
+    // so the plain build runs these tests.
+    GTEST_SKIP() << "ASan's allocator is not fork-safe with threads (GCC 12)";
+#endif
     env_.emplace("UFILE_ENGINE", GetParam());
   }
   void TearDown() override {
