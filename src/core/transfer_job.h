@@ -32,15 +32,14 @@ class Job {
   bool Claim(size_t *i) {
     if (failed_.load(std::memory_order_relaxed)) return false;
     *i = next_.fetch_add(1, std::memory_order_relaxed);
-    return *i < plan.count() && *i <= eof_chunk_.load(std::memory_order_relaxed);
+    return HoldsData(*i);
   }
   // Claims the next chunk only if ok(chunk) holds: for a participant that
   // must not block on what the chunk needs (see core/read_pipeline).
   template <class Pred>
   bool TryClaim(size_t *i, Pred ok) {
     size_t n = next_.load(std::memory_order_relaxed);
-    while (!failed() && n < plan.count() && n <= eof_chunk_.load(std::memory_order_relaxed) &&
-           ok(n)) {
+    while (!failed() && HoldsData(n) && ok(n)) {
       if (next_.compare_exchange_weak(n, n + 1, std::memory_order_relaxed)) {
         *i = n;
         return true;
@@ -52,7 +51,7 @@ class Job {
   // Whether a chunk may still be claimed (a hint: another participant may
   // take it first).
   bool unclaimed() const {
-    return !failed() && next_.load(std::memory_order_relaxed) < end_chunk();
+    return !failed() && HoldsData(next_.load(std::memory_order_relaxed));
   }
   // One past the last chunk that holds data: the plan's end, or the chunk
   // where the file ended (as known so far).
@@ -96,6 +95,12 @@ class Job {
   bool blocking_waits = false;  // participants sleep, not spin, on staging copies
 
  private:
+  // Whether chunk n is in the plan and not past end of file (as known so
+  // far): worth claiming.
+  bool HoldsData(size_t n) const {
+    return n < plan.count() && n <= eof_chunk_.load(std::memory_order_relaxed);
+  }
+
   std::atomic<size_t> next_{0};
   std::atomic<bool> failed_{false};
   std::atomic<size_t> eof_chunk_{kNone};
