@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "engine/worker_pool.h"
+#include "sys/thread_name.h"
 
 namespace ufile {
 namespace {
@@ -35,6 +36,7 @@ size_t StreamExecutor::threads() {
 
 void StreamExecutor::Loop() {
   WorkerPool::MarkIoThread();
+  NameThisThread("ufile-stream");
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (!cv_.wait_for(lock, kIdleExit, [this] { return !queue_.empty(); })) {

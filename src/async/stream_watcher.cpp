@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "sys/thread_name.h"
+
 namespace ufile {
 namespace {
 constexpr auto kIdleExit = std::chrono::milliseconds(200);
@@ -68,6 +70,7 @@ bool StreamWatcher::Poll(std::vector<Entry> &entries, std::atomic<size_t> &count
 }
 
 void StreamWatcher::Loop() {
+  NameThisThread("ufile-watcher");
   prctl(PR_SET_TIMERSLACK, kTimerSlackNs, 0, 0, 0);
   std::vector<Entry> entries;
   std::chrono::microseconds delay{0};

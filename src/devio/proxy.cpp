@@ -10,6 +10,7 @@
 #include "core/log.h"
 #include "devio/ring.h"
 #include "engine/posix_io.h"
+#include "sys/thread_name.h"
 
 namespace ufile::devio {
 namespace {
@@ -173,6 +174,7 @@ int32_t Proxy::ReadLL(const ufile_devio_sqe_t &e, uint8_t *buf) {
 }
 
 void Proxy::Loop(size_t index) {
+  NameThisThread("ufile-proxy");
   uint64_t last_work = NowUs();
   size_t start = index;
   // LL reads land here first (aligned for O_DIRECT descriptors).

@@ -5,6 +5,7 @@
 
 #include "devio/ring.h"
 #include "devio/uring_raw.h"
+#include "sys/thread_name.h"
 
 namespace ufile::devio {
 
@@ -21,6 +22,7 @@ Waker::~Waker() {
 }
 
 void Waker::Loop() {
+  NameThisThread("ufile-waker");
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     lock.unlock();

@@ -3,6 +3,8 @@
 
 #include <memory>
 
+#include "sys/thread_name.h"
+
 namespace ufile {
 
 WorkerPool::WorkerPool(size_t threads) {
@@ -90,6 +92,7 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
 
 void WorkerPool::Loop() {
   t_in_pool = true;
+  NameThisThread("ufile-pool");
   for (;;) {
     // No spinning before sleeping: measured on the H200 (2026-11-22), a
     // 50 us spin did not speed up 16 MiB reads and tripled the CPU time

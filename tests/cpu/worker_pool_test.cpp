@@ -325,6 +325,21 @@ TEST(WorkerPool, PostRunsOnAPoolThread) {
   EXPECT_NE(ran_on, std::this_thread::get_id());
 }
 
+// top -H, gdb and ufile-bench --thread-cpu tell ufile's threads by name.
+TEST(WorkerPool, ItsThreadsAreNamedUfilePool) {
+  WorkerPool pool(1);
+  std::atomic<bool> done{false};
+  std::string name;
+  pool.Post([&] {
+    std::ifstream comm("/proc/thread-self/comm");
+    std::getline(comm, name);
+    done = true;
+    done.notify_all();
+  });
+  done.wait(false);
+  EXPECT_EQ(name, "ufile-pool");
+}
+
 TEST(WorkerPool, DestructorRunsEveryQueuedTask) {
   std::atomic<int> ran{0};
   {

@@ -23,6 +23,7 @@ MeasurePlan PlanFor(const Options &opt) {
   mp.verify = opt.verify ? VerifyMode::kPass : VerifyMode::kNone;
   mp.verify_bytes = opt.verify_bytes;
   mp.progress = !opt.quiet && isatty(STDERR_FILENO);
+  mp.thread_cpu = opt.thread_cpu;
   return mp;
 }
 

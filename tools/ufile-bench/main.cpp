@@ -31,6 +31,7 @@ int RunSingle(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
                                 : VerifyMode::kInline;
   mp.verify_bytes = opt.verify_bytes;
   mp.progress = !opt.quiet && isatty(STDERR_FILENO);
+  mp.thread_cpu = opt.thread_cpu;
   int rc = 0;
   for (uint64_t io : opt.io_sizes) {
     RowSpec spec = BaseSpec(opt, io);

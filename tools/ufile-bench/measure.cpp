@@ -57,6 +57,7 @@ Status TimedRuns(const RowSpec &spec, const Gpu &gpu, const MeasurePlan &mp, Tra
     plan.span = spec.file_size;
     plan.verify = mp.verify == VerifyMode::kInline;
     plan.progress = mp.progress;
+    plan.thread_cpu = mp.thread_cpu;
     plan.label = Label(spec, r + 1, mp.repeats);
     Sample s = RunOnce(spec, gpu, xfer, workers, plan);
     if (!s.status.ok()) return s.status;

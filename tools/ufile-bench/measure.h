@@ -26,6 +26,7 @@ struct MeasurePlan {
   VerifyMode verify = VerifyMode::kNone;
   uint64_t verify_bytes = 0;  // kPass: bytes checked
   bool progress = false;
+  bool thread_cpu = false;  // --thread-cpu
 };
 
 RowResult MeasureRow(const RowSpec &spec, const Gpu &gpu, const MeasurePlan &plan);

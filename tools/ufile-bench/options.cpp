@@ -45,9 +45,10 @@ const char kUsage[] =
     "  --verify-bytes SIZE  with -V: bytes checked in a pass after each row's timed runs\n"
     "                  (--compare: default 1G; single rows: instead of inside the timed runs)\n"
     "  --json-file PATH     also append each row as JSON to PATH\n"
+    "  --thread-cpu    after each run, its CPU seconds by thread name on stderr\n"
     "  --devio K=V,...      device/device-chase knobs (docs/BENCHMARKS.md)\n";
 
-enum LongOnly { kCold = 1000, kODirect, kCompare, kLib, kVerifyBytes, kJsonFile, kDevio };
+enum LongOnly { kCold = 1000, kODirect, kCompare, kLib, kVerifyBytes, kJsonFile, kDevio, kThreadCpu };
 
 const option kLong[] = {
     {"cold", no_argument, nullptr, kCold},
@@ -57,6 +58,7 @@ const option kLong[] = {
     {"verify-bytes", required_argument, nullptr, kVerifyBytes},
     {"json-file", required_argument, nullptr, kJsonFile},
     {"devio", required_argument, nullptr, kDevio},
+    {"thread-cpu", no_argument, nullptr, kThreadCpu},
     {"help", no_argument, nullptr, 'h'},
     {nullptr, 0, nullptr, 0},
 };
@@ -122,6 +124,9 @@ bool ApplyFlag(int c, Options *o) {
       break;
     case kCompare:
       o->compare = true;
+      break;
+    case kThreadCpu:
+      o->thread_cpu = true;
       break;
     default:
       return false;

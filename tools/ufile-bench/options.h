@@ -39,6 +39,7 @@ struct Options {
   uint64_t verify_bytes = 1ull << 30;             // --verify-bytes: cap of compare's check pass
   bool verify_pass = false;                       // --verify-bytes given: single rows check in a pass
   bool quiet = false;                             // -q: no progress line
+  bool thread_cpu = false;                        // --thread-cpu: each run's CPU by thread name
   std::string devio;                              // --devio: device rows' knobs (xfer_device.h)
 
   bool is_write() const { return op == Op::kWrite || op == Op::kRandWrite; }

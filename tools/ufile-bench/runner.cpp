@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "pattern.h"
+#include "thread_cpu.h"
 
 namespace bench {
 namespace {
@@ -199,6 +200,7 @@ Sample RunOnce(const RowSpec &spec, const Gpu &gpu, Transfer &xfer,
     threads.emplace_back(ThreadMain, std::cref(spec), std::cref(gpu), std::cref(plan),
                          std::ref(xfer), std::ref(*workers[t]), std::ref(offs), std::ref(sh), t,
                          std::ref(outs[t]));
+  const ThreadTimes threads0 = plan.thread_cpu ? SnapshotThreads() : ThreadTimes{};
   const double cpu0 = CpuSeconds();
   const uint64_t start = NowNs();
   if (!plan.total_reqs) sh.deadline_ns = start + static_cast<uint64_t>(plan.seconds * 1e9);
@@ -207,6 +209,9 @@ Sample RunOnce(const RowSpec &spec, const Gpu &gpu, Transfer &xfer,
   WaitWithProgress(plan, sh, n, start);
   for (auto &th : threads) th.join();
   s.cpu_seconds = CpuSeconds() - cpu0;
+  if (plan.thread_cpu)
+    std::fprintf(stderr, "  %s: CPU by thread: %s\n", plan.label.c_str(),
+                 DescribeThreadCpu(threads0, SnapshotThreads(), s.cpu_seconds).c_str());
   uint64_t end = start;
   for (auto &o : outs) {
     end = std::max(end, o.end_ns);

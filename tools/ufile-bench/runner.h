@@ -76,6 +76,7 @@ struct RunPlan {
   uint64_t span = 0;        // offsets fall in [0, span): the file size, or less
   bool verify = false;      // fill before every write, check after every read
   bool progress = false;    // \r status line on stderr
+  bool thread_cpu = false;  // --thread-cpu: CPU by thread name on stderr
   std::string label;
 };
 
