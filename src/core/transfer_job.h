@@ -92,7 +92,7 @@ class Job {
   const Plan plan;
   size_t chunk_size = 0;
   size_t lease_size = 0;  // staging buffer size: a chunk, or less for small requests
-  bool blocking_waits = false;  // participants sleep, not spin, on staging copies
+  bool sleep_on_copies = false;  // participants sleep, not spin, on staging copies
 
  private:
   // Whether chunk n is in the plan and not past end of file (as known so

@@ -113,8 +113,6 @@ void Destroy(const CopyLane &lane) {
   ScopedContext scope(lane.ctx);
   for (CUevent ev : lane.done)
     if (ev) api.cuEventDestroy(ev);
-  for (CUevent ev : lane.done_blocking)
-    if (ev) api.cuEventDestroy(ev);
   if (lane.stream) api.cuStreamDestroy(lane.stream);
 }
 
@@ -126,9 +124,6 @@ Result<CopyLane> Create(CUcontext ctx) {
   CUresult res = api.cuStreamCreate(&lane.stream, CU_STREAM_NON_BLOCKING);
   for (CUevent &ev : lane.done)
     if (res == CUDA_SUCCESS) res = api.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING);
-  for (CUevent &ev : lane.done_blocking)
-    if (res == CUDA_SUCCESS)
-      res = api.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING | CU_EVENT_BLOCKING_SYNC);
   if (res != CUDA_SUCCESS) {
     UFILE_LOG_ERROR("creating a copy stream failed: %s", CudaErrorString(res).c_str());
     Destroy(lane);

@@ -40,18 +40,13 @@ static_assert(sizeof(GatherRange) == 24, "the kernel reads 24-byte descriptors")
 // Events per lane: one per staging buffer a participant cycles through (two
 // for double buffering, up to all of them for a pipelined read's ring).
 constexpr int kLaneEvents = 8;
-// Blocking events per lane: one per buffer of double buffering.
-constexpr int kLaneBlockingEvents = 2;
 
 struct CopyLane {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
-  // Waited on by spinning: the wait is as short as the copy.
+  // Spinning events: cuEventSynchronize spins, cuEventQuery polls
+  // (gpu/copy_wait.h).
   CUevent done[kLaneEvents] = {};
-  // Created with CU_EVENT_BLOCKING_SYNC: the waiter sleeps until the copy
-  // completes. For copies that overlap slow storage (O_DIRECT), where a
-  // spinning wait would burn a core per participant for nothing.
-  CUevent done_blocking[kLaneBlockingEvents] = {};
 };
 
 class LaneLease {

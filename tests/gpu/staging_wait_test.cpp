@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // How a request waits for its staging copies, seen through the CUDA seam:
-// an O_DIRECT request's participants sleep on events created with
-// CU_EVENT_BLOCKING_SYNC (their copies overlap slow storage), a buffered
-// request's spin on the others; both stay byte-exact. A request of one chunk
-// leases one staging buffer, not two. A failed event record still waits for
-// the copy it followed before the request returns, and fails the request.
+// an O_DIRECT request's participants sleep and poll their copies' events
+// with cuEventQuery (their copies overlap slow storage; gpu/copy_wait.h), a
+// buffered request's spin on them with cuEventSynchronize; both stay
+// byte-exact. A request of one chunk leases one staging buffer, not two. A
+// failed event record or poll still waits for the copy it followed before
+// the request returns, and fails the request.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,8 +14,6 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
-#include <set>
 #include <vector>
 
 #include "gpu/cuda_api.h"
@@ -26,30 +25,19 @@ namespace {
 
 constexpr size_t kSize = 16u << 20;  // four O_DIRECT chunks, sixteen buffered ones
 
-std::mutex g_mu;
-std::set<CUevent> g_blocking;  // guarded by g_mu
-std::atomic<int> g_sleeping_waits{0}, g_spinning_waits{0}, g_host_allocs{0};
-std::atomic<int> g_record_calls{0}, g_record_fail_at{0};
-decltype(CudaApi::cuEventCreate) g_real_create = nullptr;
+std::atomic<int> g_polls{0}, g_spinning_waits{0}, g_host_allocs{0};
+std::atomic<int> g_record_calls{0}, g_record_fail_at{0}, g_query_calls{0};
+decltype(CudaApi::cuEventQuery) g_real_query = nullptr;
 decltype(CudaApi::cuEventSynchronize) g_real_sync = nullptr;
 decltype(CudaApi::cuMemHostAlloc) g_real_host_alloc = nullptr;
 decltype(CudaApi::cuEventRecord) g_real_record = nullptr;
 
-CUresult TrackingCreate(CUevent *ev, unsigned flags) {
-  CUresult r = g_real_create(ev, flags);
-  if (r == CUDA_SUCCESS && (flags & CU_EVENT_BLOCKING_SYNC)) {
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_blocking.insert(*ev);
-  }
-  return r;
+CUresult CountingQuery(CUevent ev) {
+  ++g_polls;
+  return g_real_query(ev);
 }
-CUresult TrackingSync(CUevent ev) {
-  bool blocking;
-  {
-    std::lock_guard<std::mutex> lock(g_mu);
-    blocking = g_blocking.count(ev) > 0;
-  }
-  ++(blocking ? g_sleeping_waits : g_spinning_waits);
+CUresult CountingSync(CUevent ev) {
+  ++g_spinning_waits;
   return g_real_sync(ev);
 }
 CUresult CountingHostAlloc(void **p, size_t n, unsigned flags) {
@@ -60,19 +48,21 @@ CUresult FailingRecord(CUevent ev, CUstream s) {
   if (++g_record_calls == g_record_fail_at) return CUDA_ERROR_LAUNCH_FAILED;
   return g_real_record(ev, s);
 }
+CUresult FailingFirstQuery(CUevent ev) {
+  if (++g_query_calls == 1) return CUDA_ERROR_LAUNCH_FAILED;
+  return g_real_query(ev);
+}
 
 class StagingWait : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_real_create = Cuda().cuEventCreate;
+    g_real_query = Cuda().cuEventQuery;
     g_real_sync = Cuda().cuEventSynchronize;
     g_real_host_alloc = Cuda().cuMemHostAlloc;
     g_real_record = Cuda().cuEventRecord;
     // Lanes and staging buffers are made on first demand in a session, so
     // the session starts with the seam in place.
     CloseAll();
-    create_ = std::make_unique<ScopedCudaOverride<decltype(g_real_create)>>(&CudaApi::cuEventCreate,
-                                                                            &TrackingCreate);
     host_alloc_ = std::make_unique<ScopedCudaOverride<decltype(g_real_host_alloc)>>(
         &CudaApi::cuMemHostAlloc, &CountingHostAlloc);
     ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM, 16).err,
@@ -86,10 +76,7 @@ class StagingWait : public ::testing::Test {
     if (fh_) cuFileHandleDeregister(fh_);
     if (fd_ >= 0) close(fd_);
     CloseAll();
-    create_.reset();
     host_alloc_.reset();
-    std::lock_guard<std::mutex> lock(g_mu);
-    g_blocking.clear();
   }
   void Open(int flags) {
     fd_ = open(dir_.File("f").c_str(), flags);
@@ -97,11 +84,12 @@ class StagingWait : public ::testing::Test {
     ASSERT_EQ(RegisterFd(fd_, &fh_), CU_FILE_SUCCESS);
   }
   // Reads the file, writes it back from GPU memory, reads the file back;
-  // counts the waits on sleeping and spinning events meanwhile.
+  // counts the polls and the spinning waits meanwhile.
   void RoundTrip() {
-    g_sleeping_waits = 0;
+    g_polls = 0;
     g_spinning_waits = 0;
-    ScopedCudaOverride<decltype(g_real_sync)> sync(&CudaApi::cuEventSynchronize, &TrackingSync);
+    ScopedCudaOverride<decltype(g_real_sync)> sync(&CudaApi::cuEventSynchronize, &CountingSync);
+    ScopedCudaOverride<decltype(g_real_query)> query(&CudaApi::cuEventQuery, &CountingQuery);
     ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), kSize, 0, 0), static_cast<ssize_t>(kSize));
     EXPECT_EQ(mem_->Download(), data_);
     const std::vector<uint8_t> next = RandomBytes(kSize, 22);
@@ -115,7 +103,6 @@ class StagingWait : public ::testing::Test {
   std::unique_ptr<TestMemory> mem_;
   int fd_ = -1;
   CUfileHandle_t fh_ = nullptr;
-  std::unique_ptr<ScopedCudaOverride<decltype(g_real_create)>> create_;
   std::unique_ptr<ScopedCudaOverride<decltype(g_real_host_alloc)>> host_alloc_;
 };
 
@@ -124,7 +111,7 @@ TEST_F(StagingWait, DirectRequestsSleepOnTheirCopies) {
     GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
   Open(O_RDWR | O_DIRECT);
   RoundTrip();
-  EXPECT_GT(g_sleeping_waits.load(), 0);
+  EXPECT_GT(g_polls.load(), 0);
   EXPECT_EQ(g_spinning_waits.load(), 0);
 }
 
@@ -132,7 +119,7 @@ TEST_F(StagingWait, BufferedRequestsSpinOnTheirCopies) {
   Open(O_RDWR);
   RoundTrip();
   EXPECT_GT(g_spinning_waits.load(), 0);
-  EXPECT_EQ(g_sleeping_waits.load(), 0);
+  EXPECT_EQ(g_polls.load(), 0);
 }
 
 TEST_F(StagingWait, OneChunkLeasesOneStagingBuffer) {
@@ -161,6 +148,27 @@ TEST_F(StagingWait, FailedEventRecordFailsTheRequest) {
     EXPECT_EQ(0, memcmp(got.data(), sentinel.data(), kSize / 2)) << "bytes before the request";
   }
   // The library is still whole: the same read now succeeds, byte-exact.
+  ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), kSize, 0, 0), static_cast<ssize_t>(kSize));
+  EXPECT_EQ(mem_->Download(), data_);
+}
+
+// A poll that fails (the context broke) fails the request; the participant
+// still waits for its copy before its staging buffer goes back to the pool.
+TEST_F(StagingWait, FailedPollFailsTheDirectRequest) {
+  if (!DirectIoSupported(dir_.path()))
+    GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+  Open(O_RDWR | O_DIRECT);
+  const std::vector<uint8_t> sentinel = RandomBytes(kSize, 24);
+  mem_->Upload(sentinel);
+  g_query_calls = 0;
+  {
+    ScopedCudaOverride<decltype(g_real_query)> o(&CudaApi::cuEventQuery, &FailingFirstQuery);
+    EXPECT_EQ(cuFileRead(fh_, mem_->ptr(), kSize / 2, 0, kSize / 2),
+              -static_cast<ssize_t>(CU_FILE_CUDA_DRIVER_ERROR));
+  }
+  EXPECT_GE(g_query_calls.load(), 1);
+  std::vector<uint8_t> got = mem_->Download();
+  EXPECT_EQ(0, memcmp(got.data(), sentinel.data(), kSize / 2)) << "bytes before the request";
   ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), kSize, 0, 0), static_cast<ssize_t>(kSize));
   EXPECT_EQ(mem_->Download(), data_);
 }
