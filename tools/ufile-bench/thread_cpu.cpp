@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <vector>
 
 namespace bench {
@@ -37,6 +38,24 @@ ThreadTimes SnapshotThreads() {
     if (!(stat >> th.cpu_ns)) continue;  // exited meanwhile
     std::ifstream comm(dir + "/comm");
     std::getline(comm, th.name);
+    // stat: "pid (comm) state ..." with utime and stime the 12th and 13th
+    // fields after the closing parenthesis (comm may hold spaces).
+    std::ifstream statf(dir + "/stat");
+    std::string line;
+    std::getline(statf, line);
+    const size_t close = line.rfind(')');
+    if (close != std::string::npos) {
+      std::istringstream rest(line.substr(close + 1));
+      std::string field;
+      for (int f = 1; f <= 13 && rest >> field; ++f) {
+        if (f == 12) th.user_ticks = std::strtoull(field.c_str(), nullptr, 10);
+        if (f == 13) th.sys_ticks = std::strtoull(field.c_str(), nullptr, 10);
+      }
+    }
+    std::ifstream status(dir + "/status");
+    while (std::getline(status, line))
+      if (line.rfind("voluntary_ctxt_switches:", 0) == 0)
+        th.sleeps = std::strtoull(line.c_str() + 24, nullptr, 10);
     t.by_tid[tid] = std::move(th);
   }
   closedir(d);
@@ -47,27 +66,35 @@ std::string DescribeThreadCpu(const ThreadTimes &a, const ThreadTimes &b, double
   struct Group {
     double s = 0;
     int threads = 0;
+    uint64_t user = 0, sys = 0, sleeps = 0;
   };
   std::map<std::string, Group> groups;
   double living = 0;
   for (const auto &[tid, th] : b.by_tid) {
     auto was = a.by_tid.find(tid);
-    const uint64_t before = was != a.by_tid.end() ? was->second.cpu_ns : 0;
-    const double s = static_cast<double>(th.cpu_ns - std::min(before, th.cpu_ns)) * 1e-9;
+    const ThreadTimes::Thread none;
+    const ThreadTimes::Thread &old = was != a.by_tid.end() ? was->second : none;
+    const double s = static_cast<double>(th.cpu_ns - std::min(old.cpu_ns, th.cpu_ns)) * 1e-9;
     if (s <= 0) continue;
     Group &g = groups[GroupName(th.name)];
     g.s += s;
     ++g.threads;
+    g.user += th.user_ticks - std::min(old.user_ticks, th.user_ticks);
+    g.sys += th.sys_ticks - std::min(old.sys_ticks, th.sys_ticks);
+    g.sleeps += th.sleeps - std::min(old.sleeps, th.sleeps);
     living += s;
   }
   std::vector<std::pair<std::string, Group>> sorted(groups.begin(), groups.end());
   std::sort(sorted.begin(), sorted.end(),
             [](const auto &x, const auto &y) { return x.second.s > y.second.s; });
   std::string out;
-  char piece[96];
+  char piece[160];
   for (const auto &[name, g] : sorted) {
-    std::snprintf(piece, sizeof piece, "%s%s %.3f s (%d)", out.empty() ? "" : ", ", name.c_str(),
-                  g.s, g.threads);
+    const uint64_t ticks = g.user + g.sys;
+    std::snprintf(piece, sizeof piece, "%s%s %.3f s (%d threads, %s%% sys, %llu sleeps)",
+                  out.empty() ? "" : ", ", name.c_str(), g.s, g.threads,
+                  ticks ? std::to_string(g.sys * 100 / ticks).c_str() : "-",
+                  static_cast<unsigned long long>(g.sleeps));
     out += piece;
   }
   std::snprintf(piece, sizeof piece, "%sexited %.3f s", out.empty() ? "" : ", ",
