@@ -302,7 +302,7 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   // O_DIRECT chunks wait on storage, so a participant sleeps on its staging
   // copies instead of spinning (docs/BENCHMARKS.md, session 6: a third less
   // CPU for O_DIRECT writes, as fast; session 7: sleeping and polling instead
-  // of blocking events took another 10-20 % off cold reads and writes).
+  // of blocking events took another 6-32 % off cold reads and writes).
   job.sleep_on_copies = direct;
 
   CUcontext ctx = nullptr;

@@ -3,7 +3,7 @@
 // overlaps slow storage (O_DIRECT) is waited for by sleeping about as long
 // as it should take and then polling its event. Not with an event created
 // with CU_EVENT_BLOCKING_SYNC: each of its completions is an interrupt that
-// CUDA's event-handler thread takes, and that thread cost 12-16 % of the CPU
+// CUDA's event-handler thread takes, and that thread cost 10-15 % of the CPU
 // of cold O_DIRECT reads (docs/BENCHMARKS.md, session 7).
 // Thread-safety: any thread; ev is the caller's.
 #pragma once
