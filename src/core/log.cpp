@@ -12,6 +12,7 @@
 #include "core/log.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -47,9 +48,31 @@ struct LogState {
   std::vector<HeldLine> held;      // lines logged while self-configuring
 };
 
+// The state the fork handlers lock; set before they are registered.
+std::atomic<LogState *> g_fork_state{nullptr};
+
+// A fork() in one thread while another holds the log's locks would leave
+// them locked in the child, whose first log line would then wait forever:
+// the forking thread takes both (in their usual order) around the fork.
+void LockForFork() {
+  LogState *s = g_fork_state.load(std::memory_order_acquire);
+  s->boot_mu.lock();
+  s->mu.lock();
+}
+void UnlockAfterFork() {
+  LogState *s = g_fork_state.load(std::memory_order_acquire);
+  s->mu.unlock();
+  s->boot_mu.unlock();
+}
+
 // Never destroyed: static destructors of other objects may still log.
 LogState &State() {
-  static LogState *state = new LogState;
+  static LogState *state = [] {
+    LogState *s = new LogState;
+    g_fork_state.store(s, std::memory_order_release);
+    pthread_atfork(LockForFork, UnlockAfterFork, UnlockAfterFork);
+    return s;
+  }();
   return *state;
 }
 

@@ -7,8 +7,12 @@
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -191,6 +195,44 @@ TEST_F(LogTest, ConcurrentLinesStayWhole) {
     messages.insert(m[7]);
   }
   EXPECT_EQ(messages.size(), static_cast<size_t>(kThreads * kLines));
+}
+
+// A fork() while another thread holds the log's lock (writing a line) must
+// not leave the child's log locked: the child logs its own line and exits.
+// Every child has a deadline; one that misses it is killed and counted.
+TEST_F(LogTest, ChildOfAForkWhileAThreadLogsCanLog) {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the sanitizers' allocators are not fork-safe with threads (fork_test.cpp)";
+#endif
+  std::string path = dir_.File("fork.log");
+  ConfigureLog(LogTo(path, LogLevel::kInfo));
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    while (!stop.load(std::memory_order_relaxed)) UFILE_LOG_INFO("parent thread line");
+  });
+  int hung = 0;
+  for (int i = 0; i < 100 && hung == 0; ++i) {
+    const pid_t pid = fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      UFILE_LOG_INFO("child %d line", i);
+      _exit(0);
+    }
+    int status = 0;
+    pid_t got = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (got == 0) {
+      ++hung;
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    }
+  }
+  stop = true;
+  writer.join();
+  EXPECT_EQ(hung, 0) << "a child hung on the log lock it inherited";
 }
 
 // Before ConfigureLog, the first message configures the log from the
