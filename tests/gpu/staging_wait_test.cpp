@@ -3,9 +3,10 @@
 // an O_DIRECT request's participants sleep and poll their copies' events
 // with cuEventQuery (their copies overlap slow storage; gpu/copy_wait.h), a
 // buffered request's spin on them with cuEventSynchronize; both stay
-// byte-exact. A request of one chunk leases one staging buffer, not two. A
-// failed event record or poll still waits for the copy it followed before
-// the request returns, and fails the request.
+// byte-exact; O_DIRECT copies under 1 MiB are spun on too. A request of one
+// chunk leases one staging buffer, not two. A failed event record or poll
+// still waits for the copy it followed before the request returns, and fails
+// the request.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -113,6 +114,25 @@ TEST_F(StagingWait, DirectRequestsSleepOnTheirCopies) {
   RoundTrip();
   EXPECT_GT(g_polls.load(), 0);
   EXPECT_EQ(g_spinning_waits.load(), 0);
+}
+
+// A copy under 1 MiB ends sooner than a sleep would: O_DIRECT or not, it is
+// spun on.
+TEST_F(StagingWait, SmallDirectCopiesAreSpunOn) {
+  if (!DirectIoSupported(dir_.path()))
+    GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+  Open(O_RDWR | O_DIRECT);
+  g_polls = 0;
+  g_spinning_waits = 0;
+  {
+    ScopedCudaOverride<decltype(g_real_sync)> sync(&CudaApi::cuEventSynchronize, &CountingSync);
+    ScopedCudaOverride<decltype(g_real_query)> query(&CudaApi::cuEventQuery, &CountingQuery);
+    ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), 64 << 10, 4096, 0), 64 << 10);
+  }
+  EXPECT_GT(g_spinning_waits.load(), 0);
+  EXPECT_EQ(g_polls.load(), 0);
+  std::vector<uint8_t> got = mem_->Download();
+  EXPECT_EQ(0, memcmp(got.data(), data_.data() + 4096, 64 << 10));
 }
 
 TEST_F(StagingWait, BufferedRequestsSpinOnTheirCopies) {
