@@ -17,12 +17,14 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
 #include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -48,21 +50,18 @@ struct LogState {
   std::vector<HeldLine> held;      // lines logged while self-configuring
 };
 
-// The state the fork handlers lock; set before they are registered.
+// The state the fork handler resets; set before it is registered.
 std::atomic<LogState *> g_fork_state{nullptr};
 
-// A fork() in one thread while another holds the log's locks would leave
-// them locked in the child, whose first log line would then wait forever:
-// the forking thread takes both (in their usual order) around the fork.
-void LockForFork() {
+// A child of fork() has only the forking thread: a lock another thread held
+// (writing a line) would never be released there, so the child starts with
+// fresh ones. Nothing is taken around the fork itself: the stats code logs
+// under its own lock, which its fork handler takes first, and taking the
+// log's there in another order could deadlock the parent.
+void FreshLocksInChild() {
   LogState *s = g_fork_state.load(std::memory_order_acquire);
-  s->boot_mu.lock();
-  s->mu.lock();
-}
-void UnlockAfterFork() {
-  LogState *s = g_fork_state.load(std::memory_order_acquire);
-  s->mu.unlock();
-  s->boot_mu.unlock();
+  new (&s->boot_mu) std::mutex();
+  new (&s->mu) std::mutex();
 }
 
 // Never destroyed: static destructors of other objects may still log.
@@ -70,7 +69,7 @@ LogState &State() {
   static LogState *state = [] {
     LogState *s = new LogState;
     g_fork_state.store(s, std::memory_order_release);
-    pthread_atfork(LockForFork, UnlockAfterFork, UnlockAfterFork);
+    pthread_atfork(nullptr, nullptr, FreshLocksInChild);
     return s;
   }();
   return *state;
@@ -166,13 +165,20 @@ int CurrentLevel() {
 
 // "2026-11-22T10:11:12.123456Z pid=12 tid=13 ERROR config.cpp:88: text\n"
 std::string FormatLine(LogLevel level, const char *file, int line, const char *fmt, va_list ap) {
-  char stamp[40];
+  // The calendar date by arithmetic, not gmtime_r: glibc's takes a lock that
+  // no fork handler resets, and a child forked while another thread held it
+  // hung in its first log line.
   timespec ts{};
   ::clock_gettime(CLOCK_REALTIME, &ts);
-  tm utc{};
-  ::gmtime_r(&ts.tv_sec, &utc);
-  size_t n = std::strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &utc);
-  std::snprintf(stamp + n, sizeof(stamp) - n, ".%06ldZ", ts.tv_nsec / 1000);
+  const std::chrono::sys_seconds secs{std::chrono::seconds{ts.tv_sec}};
+  const std::chrono::sys_days day = std::chrono::floor<std::chrono::days>(secs);
+  const std::chrono::year_month_day ymd{day};
+  const long sod = static_cast<long>((secs - day).count());
+  char stamp[96];
+  std::snprintf(stamp, sizeof(stamp), "%04d-%02u-%02uT%02ld:%02ld:%02ld.%06ldZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), sod / 3600, sod / 60 % 60, sod % 60,
+                ts.tv_nsec / 1000);
 
   const char *base = file ? std::strrchr(file, '/') : nullptr;
   base = base ? base + 1 : (file ? file : "?");

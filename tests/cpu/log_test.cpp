@@ -197,8 +197,9 @@ TEST_F(LogTest, ConcurrentLinesStayWhole) {
   EXPECT_EQ(messages.size(), static_cast<size_t>(kThreads * kLines));
 }
 
-// A fork() while another thread holds the log's lock (writing a line) must
-// not leave the child's log locked: the child logs its own line and exits.
+// A fork() while another thread is writing a line must not leave the
+// child's log locked, neither by the log's own lock nor by one it takes
+// inside glibc (gmtime_r's): the child logs its own line and exits.
 // Every child has a deadline; one that misses it is killed and counted.
 TEST_F(LogTest, ChildOfAForkWhileAThreadLogsCanLog) {
 #if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
