@@ -54,6 +54,20 @@ CUresult FailingFirstQuery(CUevent ev) {
   return g_real_query(ev);
 }
 
+// While alive, counts the polls (cuEventQuery) and the spinning waits
+// (cuEventSynchronize) of the copies, from zero.
+class CountedWaits {
+ public:
+  CountedWaits() {
+    g_polls = 0;
+    g_spinning_waits = 0;
+  }
+
+ private:
+  ScopedCudaOverride<decltype(g_real_sync)> sync_{&CudaApi::cuEventSynchronize, &CountingSync};
+  ScopedCudaOverride<decltype(g_real_query)> query_{&CudaApi::cuEventQuery, &CountingQuery};
+};
+
 class StagingWait : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -87,10 +101,7 @@ class StagingWait : public ::testing::Test {
   // Reads the file, writes it back from GPU memory, reads the file back;
   // counts the polls and the spinning waits meanwhile.
   void RoundTrip() {
-    g_polls = 0;
-    g_spinning_waits = 0;
-    ScopedCudaOverride<decltype(g_real_sync)> sync(&CudaApi::cuEventSynchronize, &CountingSync);
-    ScopedCudaOverride<decltype(g_real_query)> query(&CudaApi::cuEventQuery, &CountingQuery);
+    CountedWaits counted;
     ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), kSize, 0, 0), static_cast<ssize_t>(kSize));
     EXPECT_EQ(mem_->Download(), data_);
     const std::vector<uint8_t> next = RandomBytes(kSize, 22);
@@ -122,11 +133,8 @@ TEST_F(StagingWait, SmallDirectCopiesAreSpunOn) {
   if (!DirectIoSupported(dir_.path()))
     GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
   Open(O_RDWR | O_DIRECT);
-  g_polls = 0;
-  g_spinning_waits = 0;
   {
-    ScopedCudaOverride<decltype(g_real_sync)> sync(&CudaApi::cuEventSynchronize, &CountingSync);
-    ScopedCudaOverride<decltype(g_real_query)> query(&CudaApi::cuEventQuery, &CountingQuery);
+    CountedWaits counted;
     ASSERT_EQ(cuFileRead(fh_, mem_->ptr(), 64 << 10, 4096, 0), 64 << 10);
   }
   EXPECT_GT(g_spinning_waits.load(), 0);

@@ -34,15 +34,15 @@ ThreadTimes SnapshotThreads() {
     if (tid <= 0) continue;
     const std::string dir = std::string("/proc/self/task/") + e->d_name;
     ThreadTimes::Thread th;
-    std::ifstream stat(dir + "/schedstat");
-    if (!(stat >> th.cpu_ns)) continue;  // exited meanwhile
+    std::ifstream schedstat(dir + "/schedstat");
+    if (!(schedstat >> th.cpu_ns)) continue;  // exited meanwhile
     std::ifstream comm(dir + "/comm");
     std::getline(comm, th.name);
     // stat: "pid (comm) state ..." with utime and stime the 12th and 13th
     // fields after the closing parenthesis (comm may hold spaces).
-    std::ifstream statf(dir + "/stat");
+    std::ifstream stat(dir + "/stat");
     std::string line;
-    std::getline(statf, line);
+    std::getline(stat, line);
     const size_t close = line.rfind(')');
     if (close != std::string::npos) {
       std::istringstream rest(line.substr(close + 1));
@@ -70,9 +70,9 @@ std::string DescribeThreadCpu(const ThreadTimes &a, const ThreadTimes &b, double
   };
   std::map<std::string, Group> groups;
   double living = 0;
+  const ThreadTimes::Thread none;  // a thread born after a
   for (const auto &[tid, th] : b.by_tid) {
     auto was = a.by_tid.find(tid);
-    const ThreadTimes::Thread none;
     const ThreadTimes::Thread &old = was != a.by_tid.end() ? was->second : none;
     const double s = static_cast<double>(th.cpu_ns - std::min(old.cpu_ns, th.cpu_ns)) * 1e-9;
     if (s <= 0) continue;
