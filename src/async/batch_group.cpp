@@ -163,7 +163,10 @@ class Group {
     }
     stage_ = std::move(*lease);
     for (Item &it : items_)
-      if (it.staged) it.op.buf = static_cast<char *>(stage_.data()) + it.stage_off;
+      if (it.staged) {
+        it.op.buf = static_cast<char *>(stage_.data()) + it.stage_off;
+        it.op.fixed = stage_.fixed();
+      }
     return true;
   }
 

@@ -51,7 +51,7 @@ Result<size_t> DirectThenBuffered(FileHandle &file, const Chunk &c, Op op) {
 
 }  // namespace
 
-Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst) {
+Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst, int fixed) {
   char *out = static_cast<char *>(dst);
   if (file.is_fs_ops()) {
     return CallbackLoop("read", [&](size_t done) {
@@ -60,7 +60,7 @@ Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void 
     }, c.len);
   }
   auto op = [&](int fd, size_t skip, size_t len, size_t align) {
-    return engine.Read(fd, out + skip, len, c.file_off + static_cast<off_t>(skip), align);
+    return engine.Read(fd, out + skip, len, c.file_off + static_cast<off_t>(skip), align, fixed);
   };
   if (c.direct) return DirectThenBuffered(file, c, op);
   Result<int> fd = file.BufferedFd();
@@ -68,7 +68,8 @@ Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void 
   return op(*fd, 0, c.len, 1);
 }
 
-Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src) {
+Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src,
+                          int fixed) {
   const char *in = static_cast<const char *>(src);
   if (file.is_fs_ops()) {
     Result<size_t> r = CallbackLoop("write", [&](size_t done) {
@@ -79,7 +80,7 @@ Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, cons
     return r;
   }
   auto op = [&](int fd, size_t skip, size_t len, size_t align) {
-    return engine.Write(fd, in + skip, len, c.file_off + static_cast<off_t>(skip), align);
+    return engine.Write(fd, in + skip, len, c.file_off + static_cast<off_t>(skip), align, fixed);
   };
   if (c.direct) return DirectThenBuffered(file, c, op);
   Result<int> fd = file.BufferedFd();

@@ -12,7 +12,10 @@
 
 namespace ufile {
 
-Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst);
-Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src);
+// fixed: the engine/fixed_buffers slot the host memory lies in (a staging
+// lease's), or kNoFixedSlot.
+Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst, int fixed);
+Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src,
+                          int fixed);
 
 }  // namespace ufile

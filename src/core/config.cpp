@@ -185,6 +185,7 @@ const KeySpec kKeys[] = {
     {"denylist.filesystems", nullptr, kInert},
     UFILE_BOOL_KEY("miscellaneous.api_check_aggressive", api_check_aggressive, 0),
     {"ufile.engine", SetEngine, 0},
+    UFILE_BOOL_KEY("ufile.io_uring_fixed_buffers", io_uring_fixed_buffers, 0),
 };
 
 #undef UFILE_SIZE_KEY
@@ -435,6 +436,8 @@ void ApplyEnvironment(Config &cfg) {
       {"CUFILE_USE_PCIP2PDMA", "properties.use_pci_p2pdma", &Config::use_pci_p2pdma},
       {"CUFILE_SKIP_TOPOLOGY_DETECTION", "properties.skip_topology_detection",
        &Config::skip_topology_detection},
+      {"UFILE_IO_URING_FIXED_BUFFERS", "ufile.io_uring_fixed_buffers",
+       &Config::io_uring_fixed_buffers},
   };
   for (const auto &b : kBools) {
     const char *v = GetEnv(b.name);

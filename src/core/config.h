@@ -65,6 +65,9 @@ struct Config {
   bool posix_unaligned_writes = false;  // fs.generic.posix_unaligned_writes
   // ufile's own (section "ufile")
   EngineKind engine = EngineKind::kAuto;
+  // io_uring moves staging-buffer transfers as registered buffers
+  // (engine/fixed_buffers.h); false: every transfer pins its pages itself.
+  bool io_uring_fixed_buffers = true;
 
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.

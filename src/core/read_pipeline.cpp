@@ -117,7 +117,8 @@ class ReadPipeline {
 
   bool ReadChunkAt(size_t i) {
     const Chunk c = job_.plan.at(i);
-    Result<size_t> r = ReadChunk(job_.rt.engine(), *job_.req.file, c, SlotOf(i));
+    Result<size_t> r = ReadChunk(job_.rt.engine(), *job_.req.file, c, SlotOf(i),
+                                 ring_[SegmentOf(i) % ring_.size()].fixed());
     if (!r.ok()) {
       job_.Fail(i, r.status());
     } else {

@@ -31,9 +31,11 @@ constexpr size_t kMinSplitChunk = 1 << 20;
 constexpr size_t kMinDirectChunk = 4u << 20;
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
-Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem) {
+// fixed: mem's engine/fixed_buffers slot when it is a staging buffer.
+Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem, int fixed) {
   Engine &e = job.rt.engine();
-  return job.req.write ? WriteChunk(e, *job.req.file, c, mem) : ReadChunk(e, *job.req.file, c, mem);
+  return job.req.write ? WriteChunk(e, *job.req.file, c, mem, fixed)
+                       : ReadChunk(e, *job.req.file, c, mem, fixed);
 }
 
 // Copies between a bounce buffer and the caller's memory, which may be a wild
@@ -56,7 +58,7 @@ void RunHost(Job &job) {
     char *mem = job.req.mem + c.buf_off;
     Result<size_t> r = 0;
     if (!c.staged) {
-      r = HostChunk(job, c, mem);
+      r = HostChunk(job, c, mem, kNoFixedSlot);
     } else {
       if (!bounce) {
         Result<StagingLease> l = job.rt.staging().Lease(job.lease_size);
@@ -64,7 +66,7 @@ void RunHost(Job &job) {
         bounce = std::move(*l);
       }
       Status copied = job.req.write ? CopyCaller(bounce.data(), mem, c.len) : Status::Ok();
-      if (copied.ok()) r = HostChunk(job, c, static_cast<char *>(bounce.data()));
+      if (copied.ok()) r = HostChunk(job, c, static_cast<char *>(bounce.data()), bounce.fixed());
       if (copied.ok() && r.ok() && !job.req.write) copied = CopyCaller(mem, bounce.data(), *r);
       if (!copied.ok()) r = copied;
     }
@@ -154,7 +156,8 @@ class DeviceParticipant {
       first = false;
       if (!Wait(s)) return;
       const Chunk c = job_.plan.at(i);
-      Result<size_t> r = ReadChunk(job_.rt.engine(), *job_.req.file, c, buf_[s].data());
+      Result<size_t> r =
+          ReadChunk(job_.rt.engine(), *job_.req.file, c, buf_[s].data(), buf_[s].fixed());
       if (!r.ok()) return job_.Fail(i, r.status());
       if (*r < c.len) job_.EndOfFile(i, *r);
       if (*r > 0) {
@@ -184,7 +187,8 @@ class DeviceParticipant {
       const bool more = other != s && Prefetch(other);
       const size_t i = chunk_[s];
       if (!Wait(s)) return;
-      Result<size_t> r = WriteChunk(job_.rt.engine(), *job_.req.file, pending_[s], buf_[s].data());
+      Result<size_t> r = WriteChunk(job_.rt.engine(), *job_.req.file, pending_[s], buf_[s].data(),
+                                    buf_[s].fixed());
       if (!r.ok()) return job_.Fail(i, r.status());
       if (other == s) {
         if (!Prefetch(s)) return;

@@ -14,6 +14,7 @@
 
 #include "core/config.h"
 #include "core/status.h"
+#include "engine/fixed_buffers.h"
 
 namespace ufile {
 
@@ -25,6 +26,7 @@ struct EngineOp {
   size_t len = 0;
   off_t off = 0;
   size_t align = 1;
+  int fixed = kNoFixedSlot;  // the FixedBuffers slot buf lies in, if any
   Result<size_t> result = size_t{0};
 };
 
@@ -32,8 +34,12 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char *name() const = 0;
-  virtual Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) = 0;
-  virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) = 0;
+  // fixed: the FixedBuffers slot that buf lies in (engine/fixed_buffers.h),
+  // or kNoFixedSlot; io_uring then moves the bytes as a registered buffer.
+  virtual Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align,
+                              int fixed) = 0;
+  virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
+                               int fixed) = 0;
   // Moves ops[0, n) and sets each one's result. io_uring puts them all in
   // flight together (one submission per ring depth); the default runs them
   // one after another.
@@ -45,7 +51,9 @@ class Engine {
 
 std::unique_ptr<Engine> MakePosixEngine();
 // nullptr (with the reason in *why) when io_uring cannot be set up here.
-std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, std::string *why);
+// fixed_buffers: whether transfers through published buffers use io_uring's
+// registered buffers.
+std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, bool fixed_buffers, std::string *why);
 
 // The engine cfg asks for: io_uring when configured (or auto) and usable,
 // else POSIX. The choice and its reason are logged.

@@ -7,8 +7,8 @@ namespace ufile {
 void Engine::RunMany(EngineOp *ops, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     EngineOp &op = ops[i];
-    op.result = op.write ? Write(op.fd, op.buf, op.len, op.off, op.align)
-                         : Read(op.fd, op.buf, op.len, op.off, op.align);
+    op.result = op.write ? Write(op.fd, op.buf, op.len, op.off, op.align, op.fixed)
+                         : Read(op.fd, op.buf, op.len, op.off, op.align, op.fixed);
   }
 }
 
@@ -17,10 +17,10 @@ namespace {
 class PosixEngine final : public Engine {
  public:
   const char *name() const override { return "posix"; }
-  Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) override {
+  Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align, int) override {
     return PreadFull(fd, buf, len, off, align);
   }
-  Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) override {
+  Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align, int) override {
     return PwriteFull(fd, buf, len, off, align);
   }
 };

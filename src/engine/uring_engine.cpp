@@ -5,10 +5,12 @@
 // thread keeps several requests in flight (what an O_DIRECT read of a cold
 // file needs); a page-cache hit completes inline at submission. RunMany puts
 // many independent transfers (a batch's entries) in flight the same way, one
-// submission for all of them. Submissions and waits go through the SysOps
-// seam (tests inject a failed submission). A short or
-// failed-with-EAGAIN piece is finished by the POSIX loop, which also knows
-// how to stop at an unaligned end of file.
+// submission for all of them. An op whose memory lies in a published staging
+// buffer moves as a registered buffer (READ_FIXED / WRITE_FIXED, see
+// engine/fixed_buffers.h) when the engine is configured so. Submissions and
+// waits go through the SysOps seam (tests inject a failed submission). A
+// short or failed-with-EAGAIN piece is finished by the POSIX loop, which also
+// knows how to stop at an unaligned end of file.
 #include <liburing.h>
 
 #include <algorithm>
@@ -20,6 +22,7 @@
 
 #include "core/log.h"
 #include "engine/engine.h"
+#include "engine/fixed_buffers.h"
 #include "engine/posix_io.h"
 #include "sys/fork_epoch.h"
 #include "sys/sys_ops.h"
@@ -34,7 +37,10 @@ class ThreadRing {
  public:
   ~ThreadRing() { Reset(); }
   void Reset() {
-    if (ok_) io_uring_queue_exit(&ring_);
+    if (!ok_) return;
+    FixedBuffers::Get().Detach(fixed_);  // before the ring goes: Withdraw() may reach it
+    io_uring_queue_exit(&ring_);
+    fixed_.refused.store(false, std::memory_order_relaxed);
     ok_ = false;
   }
   // The ring, created on first use with depth entries (0 or -errno).
@@ -54,14 +60,22 @@ class ThreadRing {
         ok_ = true;
         depth_ = depth;
         epoch_ = ForkEpoch();
+        fixed_.ring = &ring_;
       }
     }
     *out = &ring_;
     return ok_ ? static_cast<int>(depth_) : err_;
   }
+  // The slot op may use as a registered buffer on this ring, or kNoFixedSlot.
+  int FixedSlot(const EngineOp &op) {
+    const bool ready = op.fixed != kNoFixedSlot && op.len > 0 &&
+                       FixedBuffers::Get().Ready(fixed_, op.fixed, op.buf, op.len);
+    return ready ? op.fixed : kNoFixedSlot;
+  }
 
  private:
   io_uring ring_{};
+  FixedRing fixed_;
   bool ok_ = false;
   int err_ = 0;
   unsigned depth_ = 0;
@@ -75,6 +89,7 @@ struct Piece {
   size_t op;   // index into the ops
   size_t off;  // within the op
   size_t len;
+  int fixed;    // registered buffer slot, or kNoFixedSlot
   ssize_t res;  // the CQE's result, or kNotDone
 };
 
@@ -82,29 +97,32 @@ constexpr ssize_t kNotDone = std::numeric_limits<ssize_t>::min();
 
 class UringEngine final : public Engine {
  public:
-  explicit UringEngine(unsigned depth) : depth_(depth) {}
+  UringEngine(unsigned depth, bool fixed_buffers) : depth_(depth), fixed_(fixed_buffers) {}
   const char *name() const override { return "io_uring"; }
 
-  Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align) override {
-    return RunOne(false, fd, buf, len, off, align);
+  Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align, int fixed) override {
+    return RunOne(false, fd, buf, len, off, align, fixed);
   }
   // Buffered writes (align 1) go straight to pwrite: io_uring hands them to
   // an io-wq worker, since they may block on the inode lock, and one writer
   // moved 3-17 % fewer bytes per second that way (H100, BENCHMARKS.md session 5).
-  Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align) override {
+  Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
+                       int fixed) override {
     if (align <= 1) return PwriteFull(fd, buf, len, off, align);
-    return RunOne(true, fd, const_cast<void *>(buf), len, off, align);
+    return RunOne(true, fd, const_cast<void *>(buf), len, off, align, fixed);
   }
   void RunMany(EngineOp *ops, size_t n) override;
   size_t together() const override { return depth_; }
 
  private:
-  Result<size_t> RunOne(bool write, int fd, void *buf, size_t len, off_t off, size_t align) {
-    EngineOp op{write, fd, static_cast<char *>(buf), len, off, align, size_t{0}};
+  Result<size_t> RunOne(bool write, int fd, void *buf, size_t len, off_t off, size_t align,
+                        int fixed) {
+    EngineOp op{write, fd, static_cast<char *>(buf), len, off, align, fixed, size_t{0}};
     RunMany(&op, 1);
     return op.result;
   }
   unsigned depth_;
+  bool fixed_;
 };
 
 // Submits every piece (in waves of the ring's depth, each wave one
@@ -128,7 +146,11 @@ int SubmitAll(io_uring *ring, unsigned depth, const EngineOp *ops, std::vector<P
       const EngineOp &op = ops[p.op];
       const off_t at = op.off + static_cast<off_t>(p.off);
       const unsigned n = static_cast<unsigned>(p.len);
-      if (op.write)
+      if (p.fixed != kNoFixedSlot && op.write)
+        io_uring_prep_write_fixed(sqe, op.fd, op.buf + p.off, n, at, p.fixed);
+      else if (p.fixed != kNoFixedSlot)
+        io_uring_prep_read_fixed(sqe, op.fd, op.buf + p.off, n, at, p.fixed);
+      else if (op.write)
         io_uring_prep_write(sqe, op.fd, op.buf + p.off, n, at);
       else
         io_uring_prep_read(sqe, op.fd, op.buf + p.off, n, at);
@@ -195,9 +217,11 @@ void UringEngine::RunMany(EngineOp *ops, size_t n) {
   }
   std::vector<Piece> pieces;
   pieces.reserve(n);
-  for (size_t i = 0; i < n; ++i)
+  for (size_t i = 0; i < n; ++i) {
+    const int fixed = fixed_ ? t_ring.FixedSlot(ops[i]) : kNoFixedSlot;
     for (size_t o = 0; o < ops[i].len; o += kPiece)
-      pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), kNotDone});
+      pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), fixed, kNotDone});
+  }
   const int r = SubmitAll(ring, static_cast<unsigned>(depth), ops, pieces);
   if (r < 0) {
     UFILE_LOG_ERROR("io_uring submission failed: %s; this thread's ring is reset", strerror(-r));
@@ -216,7 +240,7 @@ void UringEngine::RunMany(EngineOp *ops, size_t n) {
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, std::string *why) {
+std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, bool fixed_buffers, std::string *why) {
   io_uring probe{};
   int r = SysOps::Current().UringQueueInit(4, &probe, 0);
   if (r < 0) {
@@ -225,7 +249,7 @@ std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, std::string *why) {
   }
   io_uring_queue_exit(&probe);
   const unsigned depth = static_cast<unsigned>(std::clamp<size_t>(queue_depth, 4, 4096));
-  return std::make_unique<UringEngine>(depth);
+  return std::make_unique<UringEngine>(depth, fixed_buffers);
 }
 
 std::unique_ptr<Engine> MakeEngine(const Config &cfg) {
@@ -233,8 +257,9 @@ std::unique_ptr<Engine> MakeEngine(const Config &cfg) {
                           (cfg.engine == EngineKind::kAuto && cfg.prefer_io_uring);
   if (want_uring) {
     std::string why;
-    if (auto e = MakeUringEngine(cfg.max_io_queue_depth, &why)) {
-      UFILE_LOG_INFO("engine: io_uring (queue depth %zu per thread)", cfg.max_io_queue_depth);
+    if (auto e = MakeUringEngine(cfg.max_io_queue_depth, cfg.io_uring_fixed_buffers, &why)) {
+      UFILE_LOG_INFO("engine: io_uring (queue depth %zu per thread, registered buffers %s)",
+                     cfg.max_io_queue_depth, cfg.io_uring_fixed_buffers ? "on" : "off");
       return e;
     }
     UFILE_LOG_WARN("engine: io_uring unavailable (%s); using POSIX pread/pwrite", why.c_str());

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
+#include "engine/fixed_buffers.h"
 #include "gpu/cuda_api.h"
 #include "gpu/memory.h"
 
@@ -25,19 +26,18 @@ StagingLease &StagingLease::operator=(StagingLease &&other) noexcept {
     Reset();
     pool_ = other.pool_;
     cls_ = other.cls_;
-    data_ = other.data_;
     size_ = other.size_;
-    pinned_ = other.pinned_;
+    buf_ = other.buf_;
     other.pool_ = nullptr;
-    other.data_ = nullptr;
+    other.buf_ = StagingBuffer{};
   }
   return *this;
 }
 
 void StagingLease::Reset() {
-  if (pool_ && data_) pool_->Return(cls_, data_, pinned_);
+  if (pool_ && buf_.data) pool_->Return(cls_, buf_);
   pool_ = nullptr;
-  data_ = nullptr;
+  buf_ = StagingBuffer{};
 }
 
 StagingPool::StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<size_t> &counts,
@@ -53,7 +53,7 @@ StagingPool::StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<
   std::sort(classes_.begin(), classes_.end(),
             [](const SizeClass &a, const SizeClass &b) { return a.size < b.size; });
   slots_ = std::make_unique<Slot[]>(kSlots);
-  for (size_t i = 0; i < kSlots; ++i) slots_[i].cached.assign(classes_.size(), Buffer{nullptr, false});
+  for (size_t i = 0; i < kSlots; ++i) slots_[i].cached.assign(classes_.size(), Buffer{});
 }
 
 StagingPool::Slot &StagingPool::MySlot() {
@@ -67,7 +67,7 @@ bool StagingPool::TakeFromSlot(size_t cls, Buffer *out) {
   std::lock_guard<std::mutex> lock(slot.mu);
   if (!slot.cached[cls].data) return false;
   *out = slot.cached[cls];
-  slot.cached[cls] = Buffer{nullptr, false};
+  slot.cached[cls] = Buffer{};
   return true;
 }
 
@@ -76,7 +76,7 @@ void StagingPool::Scavenge(size_t cls) {
   for (size_t i = 0; i < kSlots; ++i) {
     std::lock_guard<std::mutex> lock(slots_[i].mu);
     if (slots_[i].cached[cls].data) found.push_back(slots_[i].cached[cls]);
-    slots_[i].cached[cls] = Buffer{nullptr, false};
+    slots_[i].cached[cls] = Buffer{};
   }
   std::lock_guard<std::mutex> lock(mu_);
   for (const Buffer &b : found) classes_[cls].free.push_back(b);
@@ -100,7 +100,7 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
       ScopedContext scope(*ctx);
       void *p = nullptr;
       CUresult res = api.cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
-      if (res == CUDA_SUCCESS) return Buffer{p, true};
+      if (res == CUDA_SUCCESS) return Buffer{p, true, FixedBuffers::Get().Publish(p, size)};
       UFILE_LOG_WARN("pinning a %zu-byte staging buffer failed (%s); staging continues in "
                      "unpinned memory, copies will be slower (check ulimit -l)",
                      size, CudaErrorString(res).c_str());
@@ -113,10 +113,11 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
     UFILE_LOG_ERROR("allocating a %zu-byte staging buffer failed", size);
     return Status::Op(CU_FILE_NOMEM_ERROR);
   }
-  return Buffer{p, false};
+  return Buffer{p, false, FixedBuffers::Get().Publish(p, size)};
 }
 
 void StagingPool::Free(const Buffer &buf) {
+  FixedBuffers::Get().Withdraw(buf.fixed);  // no ring may hold its pages once it is freed
   if (buf.pinned)
     Cuda().cuMemFreeHost(buf.data);
   else
@@ -133,17 +134,15 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
   lease.pool_ = this;
   lease.cls_ = cls;
   lease.size_ = c.size;
-  Buffer mine{nullptr, false};
+  Buffer mine;
   if (TakeFromSlot(cls, &mine)) {
-    lease.data_ = mine.data;
-    lease.pinned_ = mine.pinned;
+    lease.buf_ = mine;
     return lease;
   }
   std::unique_lock<std::mutex> lock(mu_);
   for (;;) {
     if (!c.free.empty()) {
-      lease.data_ = c.free.back().data;
-      lease.pinned_ = c.free.back().pinned;
+      lease.buf_ = c.free.back();
       c.free.pop_back();
       return lease;
     }
@@ -162,8 +161,7 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
         c.limit = c.allocated;  // shrink the class to what could be allocated
         continue;               // and wait for a buffer to come back
       }
-      lease.data_ = buf->data;
-      lease.pinned_ = buf->pinned;
+      lease.buf_ = *buf;
       return lease;
     }
     if (!block) return StagingLease();
@@ -178,18 +176,18 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
   }
 }
 
-void StagingPool::Return(size_t cls, void *data, bool pinned) {
+void StagingPool::Return(size_t cls, const Buffer &buf) {
   {
     Slot &slot = MySlot();
     std::lock_guard<std::mutex> lock(slot.mu);
     if (!slot.cached[cls].data && waiters_.load(std::memory_order_seq_cst) == 0) {
-      slot.cached[cls] = Buffer{data, pinned};
+      slot.cached[cls] = buf;
       return;
     }
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
-    classes_[cls].free.push_back(Buffer{data, pinned});
+    classes_[cls].free.push_back(buf);
   }
   returned_.notify_all();
 }

@@ -6,6 +6,9 @@
 // (cuMemHostAlloc, portable) when a GPU is usable, else plain aligned
 // memory; if pinning fails (RLIMIT_MEMLOCK) the pool logs once and falls
 // back to unpinned memory, which is slower but correct.
+// Every buffer is published to engine/fixed_buffers (while the table has
+// room), so io_uring may move its bytes as a registered buffer; it is
+// withdrawn before it is freed.
 // A lease is move-only and returns its buffer on destruction. A returned
 // buffer waits in its thread's slot (one per size class) for that thread's
 // next lease, so small I/O from many threads does not queue on one mutex;
@@ -28,25 +31,33 @@ namespace ufile {
 class PrimaryContexts;
 class StagingPool;
 
+// One staging buffer as the pool keeps it.
+struct StagingBuffer {
+  void *data = nullptr;
+  bool pinned = false;
+  int fixed = -1;  // engine/fixed_buffers slot, or kNoFixedSlot
+};
+
 class StagingLease {
  public:
   StagingLease() = default;
   StagingLease(StagingLease &&other) noexcept { *this = std::move(other); }
   StagingLease &operator=(StagingLease &&other) noexcept;
   ~StagingLease() { Reset(); }
-  void *data() const { return data_; }
+  void *data() const { return buf_.data; }
   size_t size() const { return size_; }
-  bool pinned() const { return pinned_; }
-  explicit operator bool() const { return data_ != nullptr; }
+  bool pinned() const { return buf_.pinned; }
+  // Its engine/fixed_buffers slot (for Engine::Read/Write), or kNoFixedSlot.
+  int fixed() const { return buf_.fixed; }
+  explicit operator bool() const { return buf_.data != nullptr; }
   void Reset();
 
  private:
   friend class StagingPool;
   StagingPool *pool_ = nullptr;
   size_t cls_ = 0;
-  void *data_ = nullptr;
   size_t size_ = 0;
-  bool pinned_ = false;
+  StagingBuffer buf_;
 };
 
 // Test seam: allocates the unpinned staging buffers, with posix_memalign's
@@ -76,10 +87,7 @@ class StagingPool {
   void Release();
 
  private:
-  struct Buffer {
-    void *data;
-    bool pinned;
-  };
+  using Buffer = StagingBuffer;
   struct Slot {
     std::mutex mu;
     std::vector<Buffer> cached;  // guarded by mu; one per class, data null when empty
@@ -96,7 +104,7 @@ class StagingPool {
   size_t ClassFor(size_t size) const;
   Result<Buffer> Allocate(size_t size);
   void Free(const Buffer &buf);
-  void Return(size_t cls, void *data, bool pinned);
+  void Return(size_t cls, const Buffer &buf);
   Slot &MySlot();
   bool TakeFromSlot(size_t cls, Buffer *out);
   // Moves every slot-cached buffer of class cls to its shared list.

@@ -51,6 +51,14 @@ int SysOps::UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe) {
   return io_uring_wait_cqe(ring, cqe);
 }
 
+int SysOps::UringRegisterBuffersSparse(struct io_uring *ring, unsigned nr) {
+  return io_uring_register_buffers_sparse(ring, nr);
+}
+int SysOps::UringUpdateBuffer(struct io_uring *ring, unsigned slot, const struct iovec *iov) {
+  const int rc = io_uring_register_buffers_update_tag(ring, slot, iov, nullptr, 1);
+  return rc < 0 ? rc : 0;  // it returns how many slots it updated
+}
+
 SysOps &SysOps::Current() { return *g_current.load(std::memory_order_acquire); }
 
 SysOps *SysOps::Install(SysOps *ops) {

@@ -13,6 +13,7 @@
 
 struct io_uring;
 struct io_uring_cqe;
+struct iovec;
 
 namespace ufile {
 
@@ -35,6 +36,11 @@ class SysOps {
   virtual int UringSubmit(struct io_uring *ring, unsigned wait_nr);
   // io_uring_wait_cqe: 0 or -errno.
   virtual int UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe);
+  // io_uring_register_buffers_sparse: an empty table of nr fixed buffers.
+  // 0 or -errno.
+  virtual int UringRegisterBuffersSparse(struct io_uring *ring, unsigned nr);
+  // Replaces fixed buffer slot with *iov (an empty iovec clears it). 0 or -errno.
+  virtual int UringUpdateBuffer(struct io_uring *ring, unsigned slot, const struct iovec *iov);
 
   // The implementation in use (the real one unless a test installed another).
   static SysOps &Current();

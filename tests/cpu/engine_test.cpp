@@ -75,7 +75,7 @@ TEST_F(EngineChoice, ConfiguredChoiceIsUsed) {
     ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
   }
   std::string why;
-  if (!MakeUringEngine(8, &why)) GTEST_SKIP() << "io_uring unavailable here: " << why;
+  if (!MakeUringEngine(8, true, &why)) GTEST_SKIP() << "io_uring unavailable here: " << why;
   ScopedEnv env("UFILE_ENGINE", "io_uring");
   ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
   EXPECT_STREQ(EngineInUse().c_str(), "io_uring");
@@ -85,7 +85,7 @@ class UringEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    engine_ = MakeUringEngine(4, &why);  // a shallow ring: transfers need several waves
+    engine_ = MakeUringEngine(4, true, &why);  // a shallow ring: transfers need several waves
     if (!engine_) GTEST_SKIP() << "io_uring unavailable here: " << why;
   }
   TempDir dir_;
@@ -98,11 +98,11 @@ TEST_F(UringEngineTest, WideTransfersAndEndOfFile) {
   std::vector<uint8_t> data = RandomBytes(n, 7);
   int fd = open(path.c_str(), O_CREAT | O_RDWR, 0600);
   ASSERT_GE(fd, 0);
-  Result<size_t> w = engine_->Write(fd, data.data(), n, 0, 1);
+  Result<size_t> w = engine_->Write(fd, data.data(), n, 0, 1, kNoFixedSlot);
   ASSERT_TRUE(w.ok());
   EXPECT_EQ(*w, n);
   std::vector<uint8_t> back(n + 8192, 0xEE);
-  Result<size_t> r = engine_->Read(fd, back.data(), n + 8192, 0, 1);  // past the end
+  Result<size_t> r = engine_->Read(fd, back.data(), n + 8192, 0, 1, kNoFixedSlot);  // past the end
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(*r, n);
   EXPECT_EQ(0, memcmp(back.data(), data.data(), n));
@@ -120,7 +120,7 @@ TEST_F(UringEngineTest, DirectReadEndingInsideABlock) {
   ASSERT_GE(fd, 0);
   void *buf = nullptr;
   ASSERT_EQ(posix_memalign(&buf, 4096, 4u << 20), 0);
-  Result<size_t> r = engine_->Read(fd, buf, 4u << 20, 0, 4096);
+  Result<size_t> r = engine_->Read(fd, buf, 4u << 20, 0, 4096, kNoFixedSlot);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(*r, n);
   EXPECT_EQ(0, memcmp(buf, data.data(), n));
@@ -130,7 +130,7 @@ TEST_F(UringEngineTest, DirectReadEndingInsideABlock) {
 
 TEST_F(UringEngineTest, ErrorsComeBackAsErrno) {
   std::vector<uint8_t> buf(4096);
-  Result<size_t> r = engine_->Read(-1, buf.data(), buf.size(), 0, 1);
+  Result<size_t> r = engine_->Read(-1, buf.data(), buf.size(), 0, 1, kNoFixedSlot);
   ASSERT_FALSE(r.ok());
   EXPECT_TRUE(r.status().is_errno(EBADF)) << r.status().ToString();
 }
