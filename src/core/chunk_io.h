@@ -12,7 +12,7 @@
 
 namespace ufile {
 
-// fixed: the engine/fixed_buffers slot the host memory lies in (a staging
+// fixed: the engine/ring_registry buffer slot the host memory lies in (a staging
 // lease's), or kNoFixedSlot.
 Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst, int fixed);
 Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src,

@@ -186,6 +186,7 @@ const KeySpec kKeys[] = {
     UFILE_BOOL_KEY("miscellaneous.api_check_aggressive", api_check_aggressive, 0),
     {"ufile.engine", SetEngine, 0},
     UFILE_BOOL_KEY("ufile.io_uring_fixed_buffers", io_uring_fixed_buffers, 0),
+    UFILE_BOOL_KEY("ufile.io_uring_fixed_files", io_uring_fixed_files, 0),
 };
 
 #undef UFILE_SIZE_KEY
@@ -438,6 +439,7 @@ void ApplyEnvironment(Config &cfg) {
        &Config::skip_topology_detection},
       {"UFILE_IO_URING_FIXED_BUFFERS", "ufile.io_uring_fixed_buffers",
        &Config::io_uring_fixed_buffers},
+      {"UFILE_IO_URING_FIXED_FILES", "ufile.io_uring_fixed_files", &Config::io_uring_fixed_files},
   };
   for (const auto &b : kBools) {
     const char *v = GetEnv(b.name);

@@ -66,8 +66,11 @@ struct Config {
   // ufile's own (section "ufile")
   EngineKind engine = EngineKind::kAuto;
   // io_uring moves staging-buffer transfers as registered buffers
-  // (engine/fixed_buffers.h); false: every transfer pins its pages itself.
+  // (engine/ring_registry.h); false: every transfer pins its pages itself.
   bool io_uring_fixed_buffers = true;
+  // io_uring reaches registered handles' descriptors as registered files;
+  // false: every request takes a reference to the file.
+  bool io_uring_fixed_files = true;
 
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/log.h"
+#include "engine/ring_registry.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {
@@ -27,6 +28,9 @@ Result<std::shared_ptr<FileHandle>> Refuse(CUfileOpError op, const char *why, in
 }  // namespace
 
 FileHandle::~FileHandle() {
+  // Before the descriptors close: no io_uring ring may keep them.
+  RingRegistry::Get().WithdrawFile(fd_, fd_published_);
+  if (buffered_fd_ != fd_) RingRegistry::Get().WithdrawFile(buffered_fd_, buffered_published_);
   if (owns_fd_) SysOps::Current().Close(fd_);
   if (buffered_fd_ >= 0 && buffered_fd_ != user_fd_) SysOps::Current().Close(buffered_fd_);
 }
@@ -96,6 +100,7 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
   if (!h->direct_) h->buffered_fd_ = fd;
   if (force_direct && !h->direct_) h->ForceDirect();
+  h->fd_published_ = RingRegistry::Get().PublishFile(h->fd_);
   return h;
 }
 
@@ -114,6 +119,7 @@ Result<int> FileHandle::BufferedFd() {
     return Status::Errno(err);
   }
   buffered_fd_ = bfd;
+  buffered_published_ = RingRegistry::Get().PublishFile(bfd);
   return bfd;
 }
 

@@ -14,6 +14,7 @@
 
 #include <cufile.h>
 
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
@@ -65,6 +66,10 @@ class FileHandle {
   void *user_handle_ = nullptr;
   std::mutex buffered_mu_;
   int buffered_fd_ = -1;  // guarded by buffered_mu_
+  // Generations of fd_'s and buffered_fd_'s publication as registered files
+  // (engine/ring_registry.h); 0: not published.
+  uint32_t fd_published_ = 0;
+  uint32_t buffered_published_ = 0;  // guarded by buffered_mu_
 };
 
 class HandleTable {

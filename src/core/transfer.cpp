@@ -31,7 +31,7 @@ constexpr size_t kMinSplitChunk = 1 << 20;
 constexpr size_t kMinDirectChunk = 4u << 20;
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
-// fixed: mem's engine/fixed_buffers slot when it is a staging buffer.
+// fixed: mem's engine/ring_registry buffer slot when it is a staging buffer.
 Result<size_t> HostChunk(Job &job, const Chunk &c, char *mem, int fixed) {
   Engine &e = job.rt.engine();
   return job.req.write ? WriteChunk(e, *job.req.file, c, mem, fixed)

@@ -14,7 +14,7 @@
 
 #include "core/config.h"
 #include "core/status.h"
-#include "engine/fixed_buffers.h"
+#include "engine/ring_registry.h"
 
 namespace ufile {
 
@@ -26,7 +26,7 @@ struct EngineOp {
   size_t len = 0;
   off_t off = 0;
   size_t align = 1;
-  int fixed = kNoFixedSlot;  // the FixedBuffers slot buf lies in, if any
+  int fixed = kNoFixedSlot;  // the registered-buffer slot buf lies in, if any
   Result<size_t> result = size_t{0};
 };
 
@@ -34,8 +34,9 @@ class Engine {
  public:
   virtual ~Engine() = default;
   virtual const char *name() const = 0;
-  // fixed: the FixedBuffers slot that buf lies in (engine/fixed_buffers.h),
-  // or kNoFixedSlot; io_uring then moves the bytes as a registered buffer.
+  // fixed: the registered-buffer slot that buf lies in
+  // (engine/ring_registry.h), or kNoFixedSlot; io_uring then moves the bytes
+  // as a registered buffer.
   virtual Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align,
                               int fixed) = 0;
   virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
@@ -51,9 +52,14 @@ class Engine {
 
 std::unique_ptr<Engine> MakePosixEngine();
 // nullptr (with the reason in *why) when io_uring cannot be set up here.
-// fixed_buffers: whether transfers through published buffers use io_uring's
-// registered buffers.
-std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, bool fixed_buffers, std::string *why);
+// Which io_uring registrations the engine uses (engine/ring_registry.h):
+// published staging buffers, registered handles' descriptors.
+struct EngineRegistration {
+  bool buffers = true;
+  bool files = true;
+};
+std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, const EngineRegistration &use,
+                                        std::string *why);
 
 // The engine cfg asks for: io_uring when configured (or auto) and usable,
 // else POSIX. The choice and its reason are logged.

@@ -7,7 +7,8 @@
 // many independent transfers (a batch's entries) in flight the same way, one
 // submission for all of them. An op whose memory lies in a published staging
 // buffer moves as a registered buffer (READ_FIXED / WRITE_FIXED, see
-// engine/fixed_buffers.h) when the engine is configured so. Submissions and
+// engine/ring_registry.h), and a registered handle's descriptor as a
+// registered file, when the engine is configured so. Submissions and
 // waits go through the SysOps seam (tests inject a failed submission). A
 // short or failed-with-EAGAIN piece is finished by the POSIX loop, which also
 // knows how to stop at an unaligned end of file.
@@ -22,8 +23,8 @@
 
 #include "core/log.h"
 #include "engine/engine.h"
-#include "engine/fixed_buffers.h"
 #include "engine/posix_io.h"
+#include "engine/ring_registry.h"
 #include "sys/fork_epoch.h"
 #include "sys/sys_ops.h"
 
@@ -38,9 +39,8 @@ class ThreadRing {
   ~ThreadRing() { Reset(); }
   void Reset() {
     if (!ok_) return;
-    FixedBuffers::Get().Detach(fixed_);  // before the ring goes: Withdraw() may reach it
+    RingRegistry::Get().Detach(registered_);  // before the ring goes: Withdraw*() may reach it
     io_uring_queue_exit(&ring_);
-    fixed_.refused.store(false, std::memory_order_relaxed);
     ok_ = false;
   }
   // The ring, created on first use with depth entries (0 or -errno).
@@ -60,22 +60,24 @@ class ThreadRing {
         ok_ = true;
         depth_ = depth;
         epoch_ = ForkEpoch();
-        fixed_.ring = &ring_;
+        registered_.ring = &ring_;
       }
     }
     *out = &ring_;
     return ok_ ? static_cast<int>(depth_) : err_;
   }
   // The slot op may use as a registered buffer on this ring, or kNoFixedSlot.
-  int FixedSlot(const EngineOp &op) {
+  int BufferSlot(const EngineOp &op) {
     const bool ready = op.fixed != kNoFixedSlot && op.len > 0 &&
-                       FixedBuffers::Get().Ready(fixed_, op.fixed, op.buf, op.len);
+                       RingRegistry::Get().BufferReady(registered_, op.fixed, op.buf, op.len);
     return ready ? op.fixed : kNoFixedSlot;
   }
+  // The registered file index of fd on this ring, or kNoFixedSlot.
+  int FileSlot(int fd) { return RingRegistry::Get().FileSlot(registered_, fd); }
 
  private:
   io_uring ring_{};
-  FixedRing fixed_;
+  RegisteredRing registered_;
   bool ok_ = false;
   int err_ = 0;
   unsigned depth_ = 0;
@@ -89,15 +91,33 @@ struct Piece {
   size_t op;   // index into the ops
   size_t off;  // within the op
   size_t len;
-  int fixed;    // registered buffer slot, or kNoFixedSlot
+  int buffer;   // registered buffer slot, or kNoFixedSlot
+  int file;     // registered file index, or kNoFixedSlot
   ssize_t res;  // the CQE's result, or kNotDone
 };
+
+// Fills sqe for piece p of op, with its registered buffer and file if any.
+void Prep(io_uring_sqe *sqe, const EngineOp &op, const Piece &p) {
+  const int fd = p.file != kNoFixedSlot ? p.file : op.fd;
+  char *const buf = op.buf + p.off;
+  const unsigned n = static_cast<unsigned>(p.len);
+  const off_t at = op.off + static_cast<off_t>(p.off);
+  if (p.buffer != kNoFixedSlot && op.write)
+    io_uring_prep_write_fixed(sqe, fd, buf, n, at, p.buffer);
+  else if (p.buffer != kNoFixedSlot)
+    io_uring_prep_read_fixed(sqe, fd, buf, n, at, p.buffer);
+  else if (op.write)
+    io_uring_prep_write(sqe, fd, buf, n, at);
+  else
+    io_uring_prep_read(sqe, fd, buf, n, at);
+  if (p.file != kNoFixedSlot) io_uring_sqe_set_flags(sqe, IOSQE_FIXED_FILE);
+}
 
 constexpr ssize_t kNotDone = std::numeric_limits<ssize_t>::min();
 
 class UringEngine final : public Engine {
  public:
-  UringEngine(unsigned depth, bool fixed_buffers) : depth_(depth), fixed_(fixed_buffers) {}
+  UringEngine(unsigned depth, const EngineRegistration &use) : depth_(depth), use_(use) {}
   const char *name() const override { return "io_uring"; }
 
   Result<size_t> Read(int fd, void *buf, size_t len, off_t off, size_t align, int fixed) override {
@@ -122,7 +142,7 @@ class UringEngine final : public Engine {
     return op.result;
   }
   unsigned depth_;
-  bool fixed_;
+  EngineRegistration use_;
 };
 
 // Submits every piece (in waves of the ring's depth, each wave one
@@ -142,18 +162,7 @@ int SubmitAll(io_uring *ring, unsigned depth, const EngineOp *ops, std::vector<P
     while (next < pieces.size() && queued + submitted < depth) {
       io_uring_sqe *sqe = io_uring_get_sqe(ring);
       if (!sqe) break;
-      const Piece &p = pieces[next];
-      const EngineOp &op = ops[p.op];
-      const off_t at = op.off + static_cast<off_t>(p.off);
-      const unsigned n = static_cast<unsigned>(p.len);
-      if (p.fixed != kNoFixedSlot && op.write)
-        io_uring_prep_write_fixed(sqe, op.fd, op.buf + p.off, n, at, p.fixed);
-      else if (p.fixed != kNoFixedSlot)
-        io_uring_prep_read_fixed(sqe, op.fd, op.buf + p.off, n, at, p.fixed);
-      else if (op.write)
-        io_uring_prep_write(sqe, op.fd, op.buf + p.off, n, at);
-      else
-        io_uring_prep_read(sqe, op.fd, op.buf + p.off, n, at);
+      Prep(sqe, ops[pieces[next].op], pieces[next]);
       io_uring_sqe_set_data(sqe, reinterpret_cast<void *>(next));
       ++next;
       ++queued;
@@ -218,9 +227,10 @@ void UringEngine::RunMany(EngineOp *ops, size_t n) {
   std::vector<Piece> pieces;
   pieces.reserve(n);
   for (size_t i = 0; i < n; ++i) {
-    const int fixed = fixed_ ? t_ring.FixedSlot(ops[i]) : kNoFixedSlot;
+    const int buffer = use_.buffers ? t_ring.BufferSlot(ops[i]) : kNoFixedSlot;
+    const int file = use_.files && ops[i].len > 0 ? t_ring.FileSlot(ops[i].fd) : kNoFixedSlot;
     for (size_t o = 0; o < ops[i].len; o += kPiece)
-      pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), fixed, kNotDone});
+      pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), buffer, file, kNotDone});
   }
   const int r = SubmitAll(ring, static_cast<unsigned>(depth), ops, pieces);
   if (r < 0) {
@@ -240,7 +250,8 @@ void UringEngine::RunMany(EngineOp *ops, size_t n) {
 
 }  // namespace
 
-std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, bool fixed_buffers, std::string *why) {
+std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, const EngineRegistration &use,
+                                        std::string *why) {
   io_uring probe{};
   int r = SysOps::Current().UringQueueInit(4, &probe, 0);
   if (r < 0) {
@@ -249,7 +260,7 @@ std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, bool fixed_buffers, 
   }
   io_uring_queue_exit(&probe);
   const unsigned depth = static_cast<unsigned>(std::clamp<size_t>(queue_depth, 4, 4096));
-  return std::make_unique<UringEngine>(depth, fixed_buffers);
+  return std::make_unique<UringEngine>(depth, use);
 }
 
 std::unique_ptr<Engine> MakeEngine(const Config &cfg) {
@@ -257,9 +268,12 @@ std::unique_ptr<Engine> MakeEngine(const Config &cfg) {
                           (cfg.engine == EngineKind::kAuto && cfg.prefer_io_uring);
   if (want_uring) {
     std::string why;
-    if (auto e = MakeUringEngine(cfg.max_io_queue_depth, cfg.io_uring_fixed_buffers, &why)) {
-      UFILE_LOG_INFO("engine: io_uring (queue depth %zu per thread, registered buffers %s)",
-                     cfg.max_io_queue_depth, cfg.io_uring_fixed_buffers ? "on" : "off");
+    const EngineRegistration use{cfg.io_uring_fixed_buffers, cfg.io_uring_fixed_files};
+    if (auto e = MakeUringEngine(cfg.max_io_queue_depth, use, &why)) {
+      UFILE_LOG_INFO(
+          "engine: io_uring (queue depth %zu per thread; registered buffers %s, "
+          "files %s)",
+          cfg.max_io_queue_depth, use.buffers ? "on" : "off", use.files ? "on" : "off");
       return e;
     }
     UFILE_LOG_WARN("engine: io_uring unavailable (%s); using POSIX pread/pwrite", why.c_str());

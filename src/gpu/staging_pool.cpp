@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 #include "core/log.h"
-#include "engine/fixed_buffers.h"
+#include "engine/ring_registry.h"
 #include "gpu/cuda_api.h"
 #include "gpu/memory.h"
 
@@ -100,7 +100,7 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
       ScopedContext scope(*ctx);
       void *p = nullptr;
       CUresult res = api.cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
-      if (res == CUDA_SUCCESS) return Buffer{p, true, FixedBuffers::Get().Publish(p, size)};
+      if (res == CUDA_SUCCESS) return Buffer{p, true, RingRegistry::Get().PublishBuffer(p, size)};
       UFILE_LOG_WARN("pinning a %zu-byte staging buffer failed (%s); staging continues in "
                      "unpinned memory, copies will be slower (check ulimit -l)",
                      size, CudaErrorString(res).c_str());
@@ -113,11 +113,11 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
     UFILE_LOG_ERROR("allocating a %zu-byte staging buffer failed", size);
     return Status::Op(CU_FILE_NOMEM_ERROR);
   }
-  return Buffer{p, false, FixedBuffers::Get().Publish(p, size)};
+  return Buffer{p, false, RingRegistry::Get().PublishBuffer(p, size)};
 }
 
 void StagingPool::Free(const Buffer &buf) {
-  FixedBuffers::Get().Withdraw(buf.fixed);  // no ring may hold its pages once it is freed
+  RingRegistry::Get().WithdrawBuffer(buf.fixed);  // no ring may hold its pages once it is freed
   if (buf.pinned)
     Cuda().cuMemFreeHost(buf.data);
   else

@@ -6,7 +6,7 @@
 // (cuMemHostAlloc, portable) when a GPU is usable, else plain aligned
 // memory; if pinning fails (RLIMIT_MEMLOCK) the pool logs once and falls
 // back to unpinned memory, which is slower but correct.
-// Every buffer is published to engine/fixed_buffers (while the table has
+// Every buffer is published to engine/ring_registry (while the table has
 // room), so io_uring may move its bytes as a registered buffer; it is
 // withdrawn before it is freed.
 // A lease is move-only and returns its buffer on destruction. A returned
@@ -35,7 +35,7 @@ class StagingPool;
 struct StagingBuffer {
   void *data = nullptr;
   bool pinned = false;
-  int fixed = -1;  // engine/fixed_buffers slot, or kNoFixedSlot
+  int fixed = -1;  // engine/ring_registry buffer slot, or kNoFixedSlot
 };
 
 class StagingLease {
@@ -47,7 +47,8 @@ class StagingLease {
   void *data() const { return buf_.data; }
   size_t size() const { return size_; }
   bool pinned() const { return buf_.pinned; }
-  // Its engine/fixed_buffers slot (for Engine::Read/Write), or kNoFixedSlot.
+  // Its engine/ring_registry buffer slot (for Engine::Read/Write), or
+  // kNoFixedSlot.
   int fixed() const { return buf_.fixed; }
   explicit operator bool() const { return buf_.data != nullptr; }
   void Reset();

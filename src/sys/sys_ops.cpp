@@ -59,6 +59,14 @@ int SysOps::UringUpdateBuffer(struct io_uring *ring, unsigned slot, const struct
   return rc < 0 ? rc : 0;  // it returns how many slots it updated
 }
 
+int SysOps::UringRegisterFilesSparse(struct io_uring *ring, unsigned nr) {
+  return io_uring_register_files_sparse(ring, nr);
+}
+int SysOps::UringUpdateFile(struct io_uring *ring, unsigned slot, int fd) {
+  const int rc = io_uring_register_files_update(ring, slot, &fd, 1);
+  return rc < 0 ? rc : 0;  // it returns how many slots it updated
+}
+
 SysOps &SysOps::Current() { return *g_current.load(std::memory_order_acquire); }
 
 SysOps *SysOps::Install(SysOps *ops) {

@@ -41,6 +41,11 @@ class SysOps {
   virtual int UringRegisterBuffersSparse(struct io_uring *ring, unsigned nr);
   // Replaces fixed buffer slot with *iov (an empty iovec clears it). 0 or -errno.
   virtual int UringUpdateBuffer(struct io_uring *ring, unsigned slot, const struct iovec *iov);
+  // io_uring_register_files_sparse: an empty table of nr registered files.
+  // 0 or -errno.
+  virtual int UringRegisterFilesSparse(struct io_uring *ring, unsigned nr);
+  // Puts descriptor fd in registered file slot (-1 clears it). 0 or -errno.
+  virtual int UringUpdateFile(struct io_uring *ring, unsigned slot, int fd);
 
   // The implementation in use (the real one unless a test installed another).
   static SysOps &Current();

@@ -75,7 +75,8 @@ TEST_F(EngineChoice, ConfiguredChoiceIsUsed) {
     ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
   }
   std::string why;
-  if (!MakeUringEngine(8, true, &why)) GTEST_SKIP() << "io_uring unavailable here: " << why;
+  if (!MakeUringEngine(8, EngineRegistration{}, &why))
+    GTEST_SKIP() << "io_uring unavailable here: " << why;
   ScopedEnv env("UFILE_ENGINE", "io_uring");
   ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
   EXPECT_STREQ(EngineInUse().c_str(), "io_uring");
@@ -85,7 +86,8 @@ class UringEngineTest : public ::testing::Test {
  protected:
   void SetUp() override {
     std::string why;
-    engine_ = MakeUringEngine(4, true, &why);  // a shallow ring: transfers need several waves
+    engine_ = MakeUringEngine(4, EngineRegistration{},
+                              &why);  // a shallow ring: transfers need several waves
     if (!engine_) GTEST_SKIP() << "io_uring unavailable here: " << why;
   }
   TempDir dir_;
