@@ -68,9 +68,11 @@ struct Config {
   // io_uring moves staging-buffer transfers as registered buffers
   // (engine/ring_registry.h); false: every transfer pins its pages itself.
   bool io_uring_fixed_buffers = true;
-  // io_uring reaches registered handles' descriptors as registered files;
-  // false: every request takes a reference to the file.
-  bool io_uring_fixed_files = true;
+  // io_uring reaches registered handles' descriptors as registered files.
+  // Off by default: ufile's own rows did not gain from it on the H100
+  // machine (docs/BENCHMARKS.md, session 8), where raw 16-thread 4 KiB
+  // reads of one file ran 1.9x faster with it.
+  bool io_uring_fixed_files = false;
 
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.

@@ -56,7 +56,7 @@ std::unique_ptr<Engine> MakePosixEngine();
 // published staging buffers, registered handles' descriptors.
 struct EngineRegistration {
   bool buffers = true;
-  bool files = true;
+  bool files = false;  // see Config::io_uring_fixed_files
 };
 std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, const EngineRegistration &use,
                                         std::string *why);

@@ -362,13 +362,19 @@ TEST_F(RingRegistryTest, AStaleWithdrawalLeavesANewPublication) {
   EXPECT_EQ(table_.PublishFile(static_cast<int>(table_.file_slots())), 0u) << "past the table";
 }
 
-TEST_F(RingRegistryTest, TheEngineReadsThroughRegisteredFiles) {
-  std::unique_ptr<Engine> engine = MakeEngine(Config{});
+TEST_F(RingRegistryTest, TheEngineReadsThroughRegisteredFilesWhenConfigured) {
+  Config cfg;
+  EXPECT_FALSE(cfg.io_uring_fixed_files) << "off by default";
+  std::unique_ptr<Engine> by_default = MakeEngine(cfg);
+  cfg.io_uring_fixed_files = true;
+  std::unique_ptr<Engine> configured = MakeEngine(cfg);
   const uint32_t gen = table_.PublishFile(fd_);
   ASSERT_NE(gen, 0u);
   TableOps ops;
   ScopedSysOps install(&ops);
-  for (bool refuse : {false, true}) {
+  for (int round : {0, 1, 2}) {
+    const bool refuse = round == 2;
+    Engine *engine = round == 0 ? by_default.get() : configured.get();
     ops.fail_files_ = refuse ? EPERM : 0;
     const uint64_t registered = table_.registrations(RingRegistry::kFiles);
     const uint64_t refused = table_.refusals(RingRegistry::kFiles);
@@ -379,7 +385,7 @@ TEST_F(RingRegistryTest, TheEngineReadsThroughRegisteredFiles) {
       EXPECT_EQ(*r, kBuf);
       EXPECT_TRUE(Holds(buf.data(), 3 * kBuf, kBuf));
     });
-    EXPECT_EQ(table_.registrations(RingRegistry::kFiles), registered + (refuse ? 0 : 1));
+    EXPECT_EQ(table_.registrations(RingRegistry::kFiles), registered + (round == 1 ? 1 : 0));
     EXPECT_EQ(table_.refusals(RingRegistry::kFiles), refused + (refuse ? 1 : 0));
   }
   table_.WithdrawFile(fd_, gen);
