@@ -7,6 +7,8 @@
 // or calls another layer while holding it.
 #include "core/params.h"
 
+#include <pthread.h>
+
 #include <climits>
 #include <map>
 #include <mutex>
@@ -108,6 +110,12 @@ struct Staged {
 
 std::mutex g_mu;
 Staged g_staged;  // guarded by g_mu
+
+// Taken around fork(), so a child finds the store free and consistent (a
+// leaf lock: its holders wait for nothing else, so the order among fork
+// handlers does not matter).
+const int g_fork_handler =
+    pthread_atfork([] { g_mu.lock(); }, [] { g_mu.unlock(); }, [] { g_mu.unlock(); });
 
 Status Invalid() {
   return Status::Op(CU_FILE_INVALID_VALUE);

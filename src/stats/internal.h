@@ -10,5 +10,9 @@ namespace ufile::stats {
 Segment *CurrentSegment();
 // A new driver session: registrations of the old one are gone.
 void ForgetRegistrations();
+// The registrations' lock, taken around fork() after the control lock (its
+// holders wait for nothing else), so a child finds it free and consistent.
+void LockRegistrationsForFork();
+void UnlockRegistrationsAfterFork();
 
 }  // namespace ufile::stats

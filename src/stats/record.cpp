@@ -150,6 +150,13 @@ void CountBufDeregister(const void *base, const Status &s) {
   g_registered.erase(it);
 }
 
+void LockRegistrationsForFork() {
+  g_reg_mu.lock();
+}
+void UnlockRegistrationsAfterFork() {
+  g_reg_mu.unlock();
+}
+
 void ForgetRegistrations() {
   std::lock_guard<std::mutex> lock(g_reg_mu);
   g_registered.clear();

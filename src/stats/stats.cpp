@@ -36,13 +36,20 @@ struct Control {
 std::mutex g_mu;
 Control g_ctl;  // guarded by g_mu
 
+// Around fork(), so a child finds both stats locks free and what they guard
+// consistent: the control lock first, then the registrations' (the order in
+// which SyncConfig takes them). Registered when the library loads: the
+// control lock is taken before any segment exists.
 void LockForFork() {
   g_mu.lock();
+  LockRegistrationsForFork();
 }
 void UnlockAfterFork() {
+  UnlockRegistrationsAfterFork();
   g_mu.unlock();
 }
 void ChildAfterFork() {
+  UnlockRegistrationsAfterFork();
   if (Segment *seg = g_segment.load(kRelaxed)) {
     DetachAfterFork(seg);
     seg->header.level.store(static_cast<uint32_t>(g_ctl.level), kRelaxed);
@@ -51,6 +58,7 @@ void ChildAfterFork() {
   g_ctl.session.reset();
   g_mu.unlock();
 }
+const int g_fork_handlers = pthread_atfork(LockForFork, UnlockAfterFork, ChildAfterFork);
 
 // REQUIRES: g_mu. The segment exists once any level above 0 was set.
 Segment *SegmentLocked() {
@@ -58,7 +66,6 @@ Segment *SegmentLocked() {
   if (!seg) {
     seg = CreateSegment();
     if (!seg) return nullptr;
-    pthread_atfork(LockForFork, UnlockAfterFork, ChildAfterFork);
     g_segment.store(seg, std::memory_order_release);
   }
   return seg;

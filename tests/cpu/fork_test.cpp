@@ -11,7 +11,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
+#include <csignal>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 #include "support/test_util.h"
@@ -138,6 +142,75 @@ INSTANTIATE_TEST_SUITE_P(Engine, ForkTest, ::testing::Values("io_uring", "thread
                          [](const auto &p) {
                            return std::string(p.param[0] == 'i' ? "IoUring" : "Posix");
                          });
+
+// Forks 100 times while busy() runs on a thread without pause; each child
+// runs child() and exits 0. Returns how many children did not exit within
+// 5 s (hung on a lock inherited held).
+template <class Busy, class Child>
+int HungChildren(Busy busy, Child child) {
+  std::atomic<bool> stop{false};
+  std::thread worker([&] {
+    while (!stop.load(std::memory_order_relaxed)) busy();
+  });
+  int hung = 0;
+  for (int i = 0; i < 100; ++i) {
+    const pid_t pid = fork();
+    if (pid == 0) _exit(child() ? 0 : 1);
+    int status = 0;
+    pid_t got = 0;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
+           std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    if (got == 0) {
+      ++hung;
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+    } else {
+      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << i;
+    }
+  }
+  stop = true;
+  worker.join();
+  return hung;
+}
+
+class ForkLocks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+    GTEST_SKIP() << "the sanitizers' allocators are not fork-safe with threads (see ForkTest)";
+#endif
+    while (cuFileUseCount() > 0) cuFileDriverClose();
+  }
+};
+
+// cuFileSetParameter* stages values under one lock; a child must be able to
+// take it.
+TEST_F(ForkLocks, ChildOfAForkWhileAThreadSetsParametersCanUseThem) {
+  ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 1024).err,
+            CU_FILE_SUCCESS);  // before the first fork: every child must read it
+  const int hung = HungChildren(
+      [] { cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 1024); },
+      [] {
+        size_t v = 0;
+        return cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, &v).err ==
+                   CU_FILE_SUCCESS &&
+               v == 1024;
+      });
+  EXPECT_EQ(hung, 0) << "a child hung on the parameters' lock";
+}
+
+// Level 0 takes the stats control lock without creating the shared segment.
+TEST_F(ForkLocks, ChildOfAForkWhileAThreadSetsTheStatsLevelCanReadIt) {
+  const int hung =
+      HungChildren([] { cuFileSetStatsLevel(0); },
+                   [] {
+                     int level = -1;
+                     return cuFileGetStatsLevel(&level).err == CU_FILE_SUCCESS && level == 0;
+                   });
+  EXPECT_EQ(hung, 0) << "a child hung on the stats lock";
+}
 
 }  // namespace
 }  // namespace ufile::test
