@@ -100,7 +100,6 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
   if (!h->direct_) h->buffered_fd_ = fd;
   if (force_direct && !h->direct_) h->ForceDirect();
-  h->fd_published_ = RingRegistry::Get().PublishFile(h->fd_);
   return h;
 }
 
@@ -136,6 +135,9 @@ Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool fo
   const uintptr_t id = (g_next_id.fetch_add(1) << 4) | 1;
   by_id_.emplace(id, *h);
   if (has_fd) by_fd_.emplace((*h)->user_fd(), id);
+  // Only once registered: a refused duplicate must not replace (and, going
+  // away, withdraw) the registered handle's publication.
+  (*h)->fd_published_ = RingRegistry::Get().PublishFile((*h)->fd_);
   return reinterpret_cast<CUfileHandle_t>(id);
 }
 

@@ -25,6 +25,8 @@
 namespace ufile {
 
 class FileHandle {
+  friend class HandleTable;  // publishes fd_ once the handle is registered
+
  public:
   ~FileHandle();
 
@@ -68,7 +70,7 @@ class FileHandle {
   int buffered_fd_ = -1;  // guarded by buffered_mu_
   // Generations of fd_'s and buffered_fd_'s publication as registered files
   // (engine/ring_registry.h); 0: not published.
-  uint32_t fd_published_ = 0;
+  uint32_t fd_published_ = 0;        // set by HandleTable::Register
   uint32_t buffered_published_ = 0;  // guarded by buffered_mu_
 };
 

@@ -401,6 +401,10 @@ TEST_F(RingRegistryTest, RegisteredHandlesPublishTheirDescriptorUntilDeregistere
   OwnRing ring;
   ASSERT_TRUE(ring.ok());
   EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), fd_);
+  // A refused second registration of the same descriptor leaves it published.
+  CUfileHandle_t dup = nullptr;
+  EXPECT_EQ(RegisterFd(fd_, &dup), CU_FILE_HANDLE_ALREADY_REGISTERED);
+  EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), fd_);
   cuFileHandleDeregister(fh);
   EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), kNoFixedSlot);
   std::vector<char> buf(4096);
