@@ -113,7 +113,8 @@ bool RingRegistry::BufferReady(RegisteredRing &r, int slot, const void *data, si
   const uint32_t gen = s.gen.load(std::memory_order_acquire);
   const uintptr_t at = reinterpret_cast<uintptr_t>(data);
   const uintptr_t base = s.base.load(std::memory_order_relaxed);
-  if (gen == 0 || at < base || len > s.size.load(std::memory_order_relaxed) - (at - base))
+  const size_t size = s.size.load(std::memory_order_relaxed);
+  if (gen == 0 || at < base || at - base > size || len > size - (at - base))
     return false;  // not (inside) a published buffer
   if (t.attached && t.gen[slot].load(std::memory_order_relaxed) == gen) return true;
   return ReadySlow(r, kBuffers, slot, gen);

@@ -180,6 +180,8 @@ TEST_F(RingRegistryTest, ARingRegistersOnceAndAWithdrawnSlotIsCleared) {
   EXPECT_FALSE(table_.BufferReady(ring.registered(), slot, a.data() + 4096, kBuf))
       << "past its end";
   EXPECT_FALSE(table_.BufferReady(ring.registered(), slot, a.data() - 4096, 4096)) << "before it";
+  EXPECT_FALSE(table_.BufferReady(ring.registered(), slot, a.data() + 2 * kBuf, 4096))
+      << "wholly after it";
   EXPECT_EQ(table_.registrations(RingRegistry::kBuffers), before + 1)
       << "registered on first use only";
   ASSERT_EQ(ring.ReadFixed(fd_, a.data(), kBuf, kBuf, slot), static_cast<int>(kBuf));
