@@ -11,13 +11,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstring>
-#include <thread>
 #include <vector>
 
+#include "support/fork_children.h"
 #include "support/test_util.h"
 
 namespace ufile::test {
@@ -143,38 +140,6 @@ INSTANTIATE_TEST_SUITE_P(Engine, ForkTest, ::testing::Values("io_uring", "thread
                            return std::string(p.param[0] == 'i' ? "IoUring" : "Posix");
                          });
 
-// Forks 100 times while busy() runs on a thread without pause; each child
-// runs child() and exits 0. Returns how many children did not exit within
-// 5 s (hung on a lock inherited held).
-template <class Busy, class Child>
-int HungChildren(Busy busy, Child child) {
-  std::atomic<bool> stop{false};
-  std::thread worker([&] {
-    while (!stop.load(std::memory_order_relaxed)) busy();
-  });
-  int hung = 0;
-  for (int i = 0; i < 100; ++i) {
-    const pid_t pid = fork();
-    if (pid == 0) _exit(child() ? 0 : 1);
-    int status = 0;
-    pid_t got = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (got == 0) {
-      ++hung;
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-    } else {
-      EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child " << i;
-    }
-  }
-  stop = true;
-  worker.join();
-  return hung;
-}
-
 class ForkLocks : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -190,9 +155,9 @@ class ForkLocks : public ::testing::Test {
 TEST_F(ForkLocks, ChildOfAForkWhileAThreadSetsParametersCanUseThem) {
   ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 1024).err,
             CU_FILE_SUCCESS);  // before the first fork: every child must read it
-  const int hung = HungChildren(
+  const int hung = HungForkChildren(
       [] { cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 1024); },
-      [] {
+      [](int) {
         size_t v = 0;
         return cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, &v).err ==
                    CU_FILE_SUCCESS &&
@@ -204,11 +169,11 @@ TEST_F(ForkLocks, ChildOfAForkWhileAThreadSetsParametersCanUseThem) {
 // Level 0 takes the stats control lock without creating the shared segment.
 TEST_F(ForkLocks, ChildOfAForkWhileAThreadSetsTheStatsLevelCanReadIt) {
   const int hung =
-      HungChildren([] { cuFileSetStatsLevel(0); },
-                   [] {
-                     int level = -1;
-                     return cuFileGetStatsLevel(&level).err == CU_FILE_SUCCESS && level == 0;
-                   });
+      HungForkChildren([] { cuFileSetStatsLevel(0); },
+                       [](int) {
+                         int level = -1;
+                         return cuFileGetStatsLevel(&level).err == CU_FILE_SUCCESS && level == 0;
+                       });
   EXPECT_EQ(hung, 0) << "a child hung on the stats lock";
 }
 

@@ -7,12 +7,8 @@
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <atomic>
-#include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -24,11 +20,13 @@
 #include <thread>
 #include <vector>
 
+#include "support/fork_children.h"
 #include "support/test_util.h"
 
 namespace ufile {
 namespace {
 
+using test::HungForkChildren;
 using test::ScopedEnv;
 using test::TempDir;
 
@@ -207,32 +205,11 @@ TEST_F(LogTest, ChildOfAForkWhileAThreadLogsCanLog) {
 #endif
   std::string path = dir_.File("fork.log");
   ConfigureLog(LogTo(path, LogLevel::kInfo));
-  std::atomic<bool> stop{false};
-  std::thread writer([&] {
-    while (!stop.load(std::memory_order_relaxed)) UFILE_LOG_INFO("parent thread line");
-  });
-  int hung = 0;
-  for (int i = 0; i < 100 && hung == 0; ++i) {
-    const pid_t pid = fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      UFILE_LOG_INFO("child %d line", i);
-      _exit(0);
-    }
-    int status = 0;
-    pid_t got = 0;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
-           std::chrono::steady_clock::now() < deadline)
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (got == 0) {
-      ++hung;
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-    }
-  }
-  stop = true;
-  writer.join();
+  const int hung = HungForkChildren([] { UFILE_LOG_INFO("parent thread line"); },
+                                    [](int i) {
+                                      UFILE_LOG_INFO("child %d line", i);
+                                      return true;
+                                    });
   EXPECT_EQ(hung, 0) << "a child hung on the log lock it inherited";
 }
 
