@@ -417,7 +417,10 @@ int QueueSet::Stats(ufile_devio_stats_t *out) {
     out->stale += c.stale;
     out->resubmits += c.resubmits;
   }
-  if (waker_) out->wakeups = waker_->wakeups();
+  if (waker_) {
+    out->wakeups = waker_->wakeups();
+    out->cq_flushes = waker_->flushes();
+  }
   if (proxy_) {
     out->proxy_requests = proxy_->requests();
     out->proxy_errors = proxy_->errors();

@@ -40,6 +40,7 @@ inline constexpr uint32_t kSetupNoSqArray = 1u << 16;
 
 inline constexpr uint32_t kSqNeedWakeup = 1u << 0;
 inline constexpr uint32_t kSqCqOverflow = 1u << 1;
+inline constexpr uint32_t kEnterGetEvents = 1u << 0;
 inline constexpr uint32_t kEnterSqWakeup = 1u << 1;
 
 inline constexpr unsigned kRegisterBuffers = 0;

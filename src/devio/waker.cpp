@@ -27,7 +27,13 @@ void Waker::Loop() {
   while (!stop_) {
     lock.unlock();
     for (Ring *r : rings_) {
-      if (!(__atomic_load_n(r->sq_flags(), __ATOMIC_ACQUIRE) & kSqNeedWakeup)) continue;
+      const uint32_t flags = __atomic_load_n(r->sq_flags(), __ATOMIC_ACQUIRE);
+      // Completions the kernel found no room for wait in its overflow list,
+      // and every later one joins them; only io_uring_enter(GETEVENTS) moves
+      // them to the ring (as room allows), never the SQPOLL thread.
+      if ((flags & kSqCqOverflow) && Uring().enter(r->fd(), 0, 0, kEnterGetEvents) >= 0)
+        flushes_.fetch_add(1, std::memory_order_relaxed);
+      if (!(flags & kSqNeedWakeup)) continue;
       if (__atomic_load_n(r->sq_tail(), __ATOMIC_ACQUIRE) ==
           __atomic_load_n(r->sq_head(), __ATOMIC_ACQUIRE))
         continue;

@@ -3,8 +3,11 @@
 // after sq_thread_idle without work, and only io_uring_enter(SQ_WAKEUP) wakes
 // it, which a GPU cannot call. This thread looks every poll_us for a ring
 // whose poller sleeps (IORING_SQ_NEED_WAKEUP) while entries wait
-// (tail != head) and wakes it. It never reads or writes a request.
-// Thread-safety: the counter may be read from any thread.
+// (tail != head) and wakes it, and for a ring whose kernel holds completions
+// in its overflow list (IORING_SQ_CQ_OVERFLOW), which only
+// io_uring_enter(GETEVENTS) moves into the ring, and flushes it. It never
+// reads or writes a request. Thread-safety: the counters may be read from
+// any thread.
 #pragma once
 
 #include <atomic>
@@ -26,12 +29,14 @@ class Waker {
   Waker &operator=(const Waker &) = delete;
 
   uint64_t wakeups() const { return wakeups_.load(std::memory_order_relaxed); }
+  uint64_t flushes() const { return flushes_.load(std::memory_order_relaxed); }
 
  private:
   void Loop();
   std::vector<Ring *> rings_;
   uint32_t poll_us_;
   std::atomic<uint64_t> wakeups_{0};
+  std::atomic<uint64_t> flushes_{0};
   std::mutex mu_;
   std::condition_variable cv_;
   bool stop_ = false;  // guarded by mu_

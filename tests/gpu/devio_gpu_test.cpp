@@ -226,6 +226,43 @@ void DevioGpu::ManyBlocks(const RegisteredFile &f, uint32_t opts) {
   EXPECT_EQ(s.stale, 0u);
 }
 
+// Sustained 4 KiB reads with a poll back-off (poll_ns), a second each by
+// warps (a request a lane, one doorbell a warp) and by threads reading
+// alone, as many lanes as slots. On the H100 VM (Linux 6.18) this load made
+// the kernel put a no-CPU ring's completions in its overflow list, where an
+// SQPOLL ring leaves them: every wait of that queue timed out, until the
+// helper learned to flush the list. Every request completes, byte-exact.
+TEST_P(DevioGpu, CompletionsTheKernelHoldsBackStillArrive) {
+  RegisteredFile f(dir_.File("p"), 64u << 20, 75);
+  void *file_dev = dk::DeviceAlloc(f.data().size());
+  ASSERT_NE(file_dev, nullptr);
+  ASSERT_TRUE(dk::CopyToDevice(file_dev, f.data().data(), f.data().size()));
+  ufile_devio_params_t p = Params();
+  p.num_queues = 16;
+  p.queue_depth = 512;
+  p.staging_bytes = 4096;
+  p.sq_threads = 8;
+  p.poll_ns = 500;
+  p.timeout_us = 3 * 1000 * 1000;
+  Make({f.handle()}, p);
+  for (Group g : {Group::kWarp, Group::kThread}) {
+    dk::LoadCounts c;
+    std::string err;
+    ASSERT_EQ(
+        dk::ReadLoad(v_, g, 64, 128, 4096, file_dev, f.data().size(), 1000 * 1000 * 1000, &c, &err),
+        0)
+        << err;
+    EXPECT_GT(c.ok, 0u) << GroupName(g);
+    EXPECT_EQ(c.failed, 0u) << GroupName(g) << ": " << c.ok << " read, first failure "
+                            << c.first_failure << " (-1000: wrong bytes)";
+  }
+  const ufile_devio_stats_t s = q_.stats();
+  EXPECT_EQ(s.timeouts, 0u);
+  EXPECT_EQ(s.submitted, s.reaped) << "a completion was lost or consumed twice";
+  EXPECT_EQ(s.stale, 0u);
+  dk::DeviceFree(file_dev);
+}
+
 TEST_P(DevioGpu, ErrorsArriveAsPerRequestResults) {
   RegisteredFile f(dir_.File("e"), 1 << 20, 74);
   RegisteredFile ro(dir_.File("ro"), 65536, 75, O_RDONLY);

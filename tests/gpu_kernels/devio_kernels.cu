@@ -80,6 +80,51 @@ __global__ void AsyncWarpBatch(ufile_devio_view_t v, const Op *ops, int n, int64
   if (i < n) res[i] = result;
 }
 
+__device__ uint64_t Mix(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// ReadLoad's kernel: see devio_kernels.h.
+__global__ void ReadLoadKernel(ufile_devio_view_t v, bool warp_batch, uint64_t size,
+                               const uint8_t *file, uint64_t file_size, uint64_t ns, char *bufs,
+                               LoadCounts *c) {
+  const uint64_t id = static_cast<uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const unsigned queue = static_cast<unsigned>((id / 32) % v.num_queues);
+  char *buf = bufs + id * size;
+  uint64_t deadline = 0;
+  if (threadIdx.x % 32 == 0) deadline = ufile::devio::NowNs() + ns;
+  deadline = __shfl_sync(0xffffffffu, deadline, 0);
+  bool stop = false;
+  for (uint64_t i = 0; !stop; ++i) {
+    const int64_t off = static_cast<int64_t>(Mix(id * 1000003 + i) % (file_size - size) & ~7ull);
+    int64_t r = 0;
+    if (warp_batch) {  // a lane whose queue was full (-EAGAIN) submits again
+      bool done = false;
+      while (__ballot_sync(0xffffffffu, !done)) {
+        dev::Ticket t = dev::warp_submit_reads(v, queue, 0, buf, done ? 0 : size, off);
+        const int64_t x = dev::warp_wait_each(v, t);
+        if (!done && x != -UFILE_DEVIO_EAGAIN) r = x, done = true;
+      }
+    } else {
+      r = dev::read(dev::this_thread(), v, queue, 0, buf, size, off);
+    }
+    bool good = r == static_cast<int64_t>(size);
+    const auto *got = reinterpret_cast<const uint64_t *>(buf);
+    const auto *want = reinterpret_cast<const uint64_t *>(file + off);
+    for (uint64_t k = 0; good && k < size / 8; ++k) good = got[k] == want[k];
+    if (good) {
+      atomicAdd(&c->ok, 1ull);
+    } else if (atomicAdd(&c->failed, 1ull) == 0) {
+      c->first_failure = r == static_cast<int64_t>(size) ? -1000 : r;  // -1000: wrong bytes
+    }
+    stop = ufile::devio::NowNs() >= deadline;
+    if (warp_batch) stop = __any_sync(0xffffffffu, stop);
+  }
+}
+
 __global__ void Held(ufile_devio_view_t v, Op op, volatile uint32_t *flag, int64_t *res) {
   void *p = reinterpret_cast<void *>(op.dev_ptr);
   dev::Ticket t = dev::submit_read(dev::this_thread(), v, op.queue, op.file, p, op.size, op.off);
@@ -162,6 +207,28 @@ int RunAsync(const ufile_devio_view_t &v, Group g, const std::vector<Op> &ops,
     return ok ? 0 : -1;
   }
   return Run(true, v, g, ops, results, err);
+}
+
+int ReadLoad(const ufile_devio_view_t &v, Group g, unsigned blocks, unsigned threads,
+             uint64_t size, const void *file_dev, uint64_t file_size, uint64_t ns,
+             LoadCounts *counts, std::string *err) {
+  char *bufs = nullptr;
+  LoadCounts *d_counts = nullptr;
+  bool ok = Check(cudaMalloc(&bufs, uint64_t{blocks} * threads * size), "cudaMalloc", err) &&
+            Check(cudaMalloc(&d_counts, sizeof(LoadCounts)), "cudaMalloc", err) &&
+            Check(cudaMemset(d_counts, 0, sizeof(LoadCounts)), "cudaMemset", err);
+  if (ok) {
+    ReadLoadKernel<<<blocks, threads>>>(v, g == Group::kWarp, size,
+                                        static_cast<const uint8_t *>(file_dev), file_size, ns,
+                                        bufs, d_counts);
+    ok = Check(cudaGetLastError(), "launch", err) &&
+         Check(cudaDeviceSynchronize(), "kernel", err) &&
+         Check(cudaMemcpy(counts, d_counts, sizeof(LoadCounts), cudaMemcpyDeviceToHost),
+               "cudaMemcpy", err);
+  }
+  cudaFree(bufs);
+  cudaFree(d_counts);
+  return ok ? 0 : -1;
 }
 
 HeldRequest::~HeldRequest() {

@@ -34,6 +34,24 @@ int RunSync(const ufile_devio_view_t &v, Group g, const std::vector<Op> &ops,
 int RunAsync(const ufile_devio_view_t &v, Group g, const std::vector<Op> &ops,
              std::vector<int64_t> *results, std::string *err);
 
+// What ReadLoad counted: requests that returned every byte asked, and the
+// others (with the first such result).
+struct LoadCounts {
+  unsigned long long ok = 0;
+  unsigned long long failed = 0;
+  long long first_failure = 0;
+};
+
+// Sustained reads for `ns` nanoseconds: every lane of blocks x threads reads
+// `size` bytes (a multiple of 8) at 8-byte-aligned offsets of its own on queue
+// (warp index % queues), checking every byte against file_dev (the file's
+// bytes in device memory). kWarp: a lane a request, warp_submit_reads +
+// warp_wait_each; kThread: each thread its own synchronous read. 0, or -1
+// with *err.
+int ReadLoad(const ufile_devio_view_t &v, Group g, unsigned blocks, unsigned threads, uint64_t size,
+             const void *file_dev, uint64_t file_size, uint64_t ns, LoadCounts *counts,
+             std::string *err);
+
 // A kernel that submits op, then spins until the host sets the flag, then
 // waits: Start() launches it and returns; Finish() sets the flag, waits for
 // the kernel and gives its result.
