@@ -38,6 +38,7 @@ struct DevSpec {
   int sq_cpu = -1;
   uint32_t idle_ms = 1000;
   uint32_t poll_ns = 0;
+  uint32_t timeout_ms = 30000;  // a device wait's bound
   uint32_t proxy_threads = 0;
   bool nocpu = true, proxy = true;
   uint32_t qd1_threads = 256;
@@ -89,6 +90,7 @@ bool ApplyKey(const std::string &k, const std::string &v, DevSpec *d) {
   if (k == "sqcpu") return (d->sq_cpu = std::atoi(v.c_str()), true);
   if (k == "idle") return ParseU32(v, &d->idle_ms);
   if (k == "poll") return ParseU32(v, &d->poll_ns);
+  if (k == "timeout") return ParseU32(v, &d->timeout_ms) && d->timeout_ms > 0;
   if (k == "proxythreads") return ParseU32(v, &d->proxy_threads);
   if (k == "qd1threads") return ParseU32(v, &d->qd1_threads) && d->qd1_threads % 32 == 0;
   if (k == "probe") return (d->probe = v == "1", true);
@@ -195,7 +197,7 @@ Shape ShapeFor(const Options &opt, const DevSpec &d, uint64_t io, uint32_t path,
   p.sq_idle_ms = d.idle_ms;
   p.poll_ns = d.poll_ns;
   p.proxy_threads = d.proxy_threads;
-  p.timeout_us = 30ull * 1000 * 1000;
+  p.timeout_us = uint64_t{d.timeout_ms} * 1000;
   return s;
 }
 
@@ -209,17 +211,31 @@ std::string OptionText(uint32_t o) {
   return t.empty() ? "none" : t.substr(1);
 }
 
-std::string Setting(const Shape &s, double cores, const ufile_devio_stats_t &st) {
-  char buf[256];
-  const ufile_devio_params_t &p = s.params;
-  std::snprintf(buf, sizeof buf, "cores %.2f; %s %ux%u, q%u d%u s%s, %s%s, sq-threads %u%s",
-                cores, s.args.mode == devk::Mode::kWarp ? "warps" : "blocks", s.args.groups,
-                s.args.threads, p.num_queues, p.queue_depth, SizeText(p.staging_bytes).c_str(),
-                OptionText(p.options).c_str(),
-                st.wakeups ? (", " + std::to_string(st.wakeups) + " wakeups").c_str() : "",
-                p.sq_threads ? p.sq_threads : p.num_queues,
-                st.timeouts ? (", " + std::to_string(st.timeouts) + " timeouts").c_str() : "");
+std::string StatsText(const ufile_devio_stats_t &st) {
+  char buf[200];
+  std::snprintf(
+      buf, sizeof buf,
+      "submitted %llu, reaped %llu, timeouts %llu, stale %llu, resubmits %llu, cq flushes %llu",
+      static_cast<unsigned long long>(st.submitted), static_cast<unsigned long long>(st.reaped),
+      static_cast<unsigned long long>(st.timeouts), static_cast<unsigned long long>(st.stale),
+      static_cast<unsigned long long>(st.resubmits),
+      static_cast<unsigned long long>(st.cq_flushes));
   return buf;
+}
+
+std::string Setting(const Shape &s, double cores, const ufile_devio_stats_t &st) {
+  const ufile_devio_params_t &p = s.params;
+  std::string opts = OptionText(p.options);
+  if (st.wakeups) opts += ", " + std::to_string(st.wakeups) + " wakeups";
+  if (st.cq_flushes) opts += ", " + std::to_string(st.cq_flushes) + " cq flushes";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "cores %.2f; %s %ux%u, q%u d%u s%s, %s, sq-threads %u", cores,
+                s.args.mode == devk::Mode::kWarp ? "warps" : "blocks", s.args.groups,
+                s.args.threads, p.num_queues, p.queue_depth, SizeText(p.staging_bytes).c_str(),
+                opts.c_str(), p.sq_threads ? p.sq_threads : p.num_queues);
+  std::string out = buf;
+  if (st.timeouts) out += ", " + std::to_string(st.timeouts) + " timeouts";
+  return out;
 }
 
 // One device row: set up, warm up, the timed runs.
@@ -279,10 +295,13 @@ RowResult DeviceRow(const Options &opt, const DevSpec &d, uint64_t io, uint32_t 
     samples.push_back(std::move(smp));
     cores.push_back(lr.seconds > 0 ? samples.back().cpu_seconds / lr.seconds : NAN);
     mismatch |= lr.mismatches > 0;
-    if (lr.errors)
-      return row.error = std::to_string(lr.errors) + " requests failed, first: " +
-                         std::to_string(lr.first_error),
+    if (lr.errors) {
+      const ufile_devio_stats_t qs = q.stats();
+      return row.error = std::to_string(lr.errors) +
+                         " requests failed, first: " + std::to_string(lr.first_error) +
+                         " (set: " + StatsText(qs) + ")",
              row;
+    }
   }
   Summarize(samples, &row);
   std::sort(cores.begin(), cores.end());

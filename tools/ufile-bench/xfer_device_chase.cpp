@@ -59,6 +59,7 @@ struct Knobs {
   uint32_t queues = 0;      // 0: one a walker, up to 64
   uint32_t sq_threads = 0;  // 0: one a queue, up to 12
   uint32_t idle_ms = 1000;
+  uint32_t poll_ns = 0;  // back-off between a waiting walker's polls
   bool nocpu = true, proxy = true;
 };
 
@@ -90,6 +91,8 @@ bool ParseKnobs(const std::string &text, Knobs *k, std::string *bad) {
       k->sq_threads = static_cast<uint32_t>(n);
     } else if (key == "idle" && n > 0) {
       k->idle_ms = static_cast<uint32_t>(n);
+    } else if (key == "poll" && n >= 0) {
+      k->poll_ns = static_cast<uint32_t>(n);
     } else if (key == "paths" && (val == "both" || val == "nocpu" || val == "proxy")) {
       k->nocpu = val != "proxy";
       k->proxy = val != "nocpu";
@@ -116,6 +119,7 @@ ChaseRow DeviceChase(CUfileHandle_t fh, const Knobs &k, uint32_t walkers, uint64
   p.staging_bytes = 4096;
   p.sq_threads = k.sq_threads ? k.sq_threads : std::min(p.num_queues, 12u);
   p.sq_idle_ms = k.idle_ms;
+  p.poll_ns = k.poll_ns;
   ufile::DeviceQueues q;
   const int rc = q.Create(&fh, 1, &p);
   if (rc < 0) return row.error = std::string("ufile_devio_create: ") + strerror(-rc), row;
