@@ -62,8 +62,8 @@ typedef struct ufile_devio_stats {
   uint64_t wakeups;   /* no-CPU: times the helper woke an SQPOLL thread */
   uint64_t proxy_requests; /* proxy: requests served */
   uint64_t proxy_errors;   /* proxy: requests refused (bad entry) or failed */
-  uint64_t cq_flushes;     /* no-CPU: times the helper moved completions the kernel
-                              held in its overflow list into a ring */
+  uint64_t cq_flushes;     /* no-CPU: times the helper had the kernel flush a ring's CQ
+                              overflow list (completions it held back) */
 } ufile_devio_stats_t;
 
 /* Fills *params with the defaults above. */
