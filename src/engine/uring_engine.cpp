@@ -72,8 +72,10 @@ class ThreadRing {
                        RingRegistry::Get().BufferReady(registered_, op.fixed, op.buf, op.len);
     return ready ? op.fixed : kNoFixedSlot;
   }
-  // The registered file index of fd on this ring, or kNoFixedSlot.
-  int FileSlot(int fd) { return RingRegistry::Get().FileSlot(registered_, fd); }
+  // The registered file index of op's descriptor on this ring, or kNoFixedSlot.
+  int FileSlot(const EngineOp &op) {
+    return op.len > 0 ? RingRegistry::Get().FileSlot(registered_, op.fd) : kNoFixedSlot;
+  }
 
  private:
   io_uring ring_{};
@@ -228,7 +230,7 @@ void UringEngine::RunMany(EngineOp *ops, size_t n) {
   pieces.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const int buffer = use_.buffers ? t_ring.BufferSlot(ops[i]) : kNoFixedSlot;
-    const int file = use_.files && ops[i].len > 0 ? t_ring.FileSlot(ops[i].fd) : kNoFixedSlot;
+    const int file = use_.files ? t_ring.FileSlot(ops[i]) : kNoFixedSlot;
     for (size_t o = 0; o < ops[i].len; o += kPiece)
       pieces.push_back(Piece{i, o, std::min(kPiece, ops[i].len - o), buffer, file, kNotDone});
   }
