@@ -1,0 +1,148 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Turns a caller's buffer object into an address and a byte length.
+
+Accepted: torch tensors (CUDA or CPU, contiguous), objects with
+``__cuda_array_interface__`` (CuPy, Numba), objects with ``__dlpack__``, and host
+objects with the buffer protocol (numpy, bytearray, mmap). The memory must stay
+alive and unchanged in size until the I/O using it returns: a ``Buffer`` holds a
+reference to the object (and the DLPack capsule or Py_buffer) until released."""
+from __future__ import annotations
+
+import ctypes
+import math
+from typing import Any
+
+_PyBUF_WRITABLE = 0x0001
+
+
+class _PyBuffer(ctypes.Structure):
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p),
+                ("len", ctypes.c_ssize_t), ("itemsize", ctypes.c_ssize_t),
+                ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p),
+                ("strides", ctypes.c_void_p), ("suboffsets", ctypes.c_void_p),
+                ("internal", ctypes.c_void_p)]
+
+
+class _DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class _DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int32),
+                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
+                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+
+
+_api = ctypes.pythonapi
+_api.PyObject_GetBuffer.argtypes = [ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int]
+_api.PyObject_GetBuffer.restype = ctypes.c_int
+_api.PyBuffer_Release.argtypes = [ctypes.POINTER(_PyBuffer)]
+_api.PyBuffer_Release.restype = None
+_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_api.PyCapsule_IsValid.restype = ctypes.c_int
+
+_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
+
+
+class Buffer:
+    """Address ``ptr`` and length ``nbytes`` of a caller's memory; ``device`` is
+    True for GPU memory. Call ``release()`` (or use ``with``) after the I/O."""
+
+    def __init__(self, ptr: int, nbytes: int, device: bool, keep: Any = None,
+                 pybuf: _PyBuffer | None = None):
+        self.ptr, self.nbytes, self.device = ptr, nbytes, device
+        self._keep, self._pybuf = keep, pybuf
+
+    def release(self) -> None:
+        if self._pybuf is not None:
+            _api.PyBuffer_Release(ctypes.byref(self._pybuf))
+            self._pybuf = None
+        self._keep = None
+
+    def __enter__(self) -> "Buffer":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _from_torch(t: Any) -> Buffer:
+    if not t.is_contiguous():
+        raise ValueError("ufile: the tensor must be contiguous")
+    return Buffer(t.data_ptr(), t.numel() * t.element_size(), t.is_cuda, keep=t)
+
+
+def _from_cai(obj: Any) -> Buffer:
+    cai = obj.__cuda_array_interface__
+    shape = tuple(cai["shape"])
+    itemsize = int(cai["typestr"][2:])
+    strides = cai.get("strides")
+    if strides is not None and tuple(strides) != _c_strides(shape, itemsize):
+        raise ValueError("ufile: __cuda_array_interface__ buffer must be C-contiguous")
+    return Buffer(int(cai["data"][0] or 0), math.prod(shape) * itemsize, True, keep=obj)
+
+
+def _c_strides(shape: tuple, itemsize: int) -> tuple:
+    out, step = [], itemsize
+    for dim in reversed(shape):
+        out.append(step)
+        step *= dim
+    return tuple(reversed(out))
+
+
+def _from_dlpack(obj: Any) -> Buffer:
+    capsule = obj.__dlpack__()
+    if not _api.PyCapsule_IsValid(capsule, b"dltensor"):
+        raise ValueError("ufile: __dlpack__ returned no unconsumed dltensor capsule")
+    # DLManagedTensor starts with its DLTensor.
+    t = _DLTensor.from_address(_api.PyCapsule_GetPointer(capsule, b"dltensor"))
+    shape = tuple(t.shape[i] for i in range(t.ndim))
+    itemsize = (t.dtype.bits * t.dtype.lanes + 7) // 8
+    if t.strides and tuple(t.strides[i] * itemsize for i in range(t.ndim)) != \
+            _c_strides(shape, itemsize):
+        raise ValueError("ufile: DLPack tensor must be C-contiguous")
+    kind = t.device.device_type
+    if kind not in (_DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED):
+        raise ValueError(f"ufile: DLPack device type {kind} is not CPU or CUDA memory")
+    ptr = (t.data or 0) + t.byte_offset
+    return Buffer(ptr, math.prod(shape) * itemsize, kind in (_DL_CUDA, _DL_CUDA_MANAGED),
+                  keep=(obj, capsule))
+
+
+def _from_buffer_protocol(obj: Any, writable: bool) -> Buffer:
+    view = _PyBuffer()
+    flags = _PyBUF_WRITABLE if writable else 0
+    # PyBUF_SIMPLE asks for contiguous bytes; exporters refuse anything else.
+    if _api.PyObject_GetBuffer(obj, ctypes.byref(view), flags) != 0:
+        raise BufferError("ufile: object refused a contiguous buffer")
+    return Buffer(view.buf or 0, view.len, False, keep=obj, pybuf=view)
+
+
+def _is_torch(obj: Any) -> bool:
+    mod = type(obj).__module__
+    return mod.startswith("torch") and hasattr(obj, "data_ptr")
+
+
+def resolve(obj: Any, writable: bool) -> Buffer:
+    """The Buffer for obj; writable=True when the I/O writes into it (a read)."""
+    if isinstance(obj, Buffer):
+        return obj
+    if _is_torch(obj):
+        return _from_torch(obj)
+    if hasattr(obj, "__cuda_array_interface__"):
+        return _from_cai(obj)
+    try:
+        return _from_buffer_protocol(obj, writable)
+    except (BufferError, TypeError) as exc:
+        if hasattr(obj, "__dlpack__"):
+            return _from_dlpack(obj)
+        raise TypeError(f"ufile: cannot use a {type(obj).__name__} as a buffer "
+                        f"(need a tensor, __cuda_array_interface__, __dlpack__ "
+                        f"or a contiguous{' writable' if writable else ''} buffer): {exc}") from None
