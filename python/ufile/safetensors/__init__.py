@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Loads safetensors checkpoints through ufile; a drop-in for the loading API of
+the safetensors package (``safetensors.torch.load_file``, ``safe_open``).
+
+Options (keyword arguments of every loader):
+- ``direct``: open files with O_DIRECT (True), buffered (False), or per file
+  "auto" (default): O_DIRECT unless at least half the file is in the page cache.
+- ``request_bytes``: bytes per cuFileRead (default 256 MiB; 0: one per file).
+- ``inflight``: cuFileRead calls in flight over all files (default 8).
+- ``max_device_bytes``: None (default) returns views into one buffer per file;
+  a number makes every tensor own its storage, read straight into it, so the
+  load needs no device memory beyond the tensors (the bound is met for any value).
+- ``register_buffers``: cuFileBufRegister each destination for the load.
+Lifetimes: a view keeps its whole file buffer alive until every view of that
+file is gone; use ``max_device_bytes`` when tensors are dropped one by one."""
+from __future__ import annotations
+
+import json
+import os
+from typing import Any, Iterator
+
+from . import _frameworks, _loader
+from ._format import DTYPES, SafetensorError, read_header
+from ._open import SafeSlice, safe_open
+
+__all__ = ["SafetensorError", "safe_open", "SafeSlice", "load_file", "load",
+           "load_checkpoint", "iter_checkpoint", "checkpoint_files", "DTYPES"]
+
+
+def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any
+              ) -> dict[str, Any]:
+    """All tensors of one file as torch tensors on ``device`` (as
+    ``safetensors.torch.load_file``)."""
+    return _load([os.fspath(filename)], "pt", device, options)
+
+
+def load(filename: str | os.PathLike, framework: str = "pt", device: Any = "cpu",
+         **options: Any) -> dict[str, Any]:
+    """load_file with a framework: "pt" (torch) or "np" (numpy, CPU only)."""
+    return _load([os.fspath(filename)], framework, device, options)
+
+
+def checkpoint_files(path: str | os.PathLike) -> list[str]:
+    """The shard files of a checkpoint: a directory (its
+    model.safetensors.index.json, else its *.safetensors files), an index file,
+    or one .safetensors file. Raises SafetensorError for a shard the index names
+    that is missing, or for an index that is not valid."""
+    path = os.fspath(path)
+    if os.path.isdir(path):
+        index = os.path.join(path, "model.safetensors.index.json")
+        if not os.path.exists(index):
+            files = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
+            if not files:
+                raise SafetensorError(f"{path}: no *.safetensors file and no index")
+            return [os.path.join(path, f) for f in files]
+        path = index
+    if not path.endswith(".json"):
+        return [path]
+    return _index_files(path)
+
+
+def _index_files(index: str) -> list[str]:
+    try:
+        with open(index, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise SafetensorError(f"{index}: not valid JSON: {exc}") from None
+    wmap = doc.get("weight_map") if isinstance(doc, dict) else None
+    if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
+        raise SafetensorError(f"{index}: no weight_map of tensor names to file names")
+    base, files = os.path.dirname(index), []
+    for name, shard in wmap.items():
+        full = os.path.join(base, shard)
+        if full not in files:
+            if not os.path.isfile(full):
+                raise SafetensorError(f"{index}: shard {shard} (tensor {name!r}) is missing")
+            files.append(full)
+    return files
+
+
+def _headers_checked(files: list[str], index_map: dict | None) -> list:
+    headers = [read_header(f) for f in files]
+    seen: dict[str, str] = {}
+    for h in headers:
+        for name in h.tensors:
+            if name in seen:
+                raise SafetensorError(f"tensor {name!r} is in both {seen[name]} and {h.path}")
+            seen[name] = h.path
+    for name, shard in (index_map or {}).items():
+        if name not in seen:
+            raise SafetensorError(f"the index names tensor {name!r} in {shard}, "
+                                  f"which does not contain it")
+    return headers
+
+
+def _index_map(path: str) -> dict | None:
+    if os.path.isdir(path):
+        path = os.path.join(path, "model.safetensors.index.json")
+    if not (path.endswith(".json") and os.path.exists(path)):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)["weight_map"]
+
+
+def _load(files: list[str], framework: str, device: Any, options: dict) -> dict[str, Any]:
+    fw = _frameworks.get(framework)
+    dev = _frameworks.normalize_device(device)
+    headers = _headers_checked(files, None)
+    return _loader.load_all(headers, fw, dev, _loader.Options(**options))
+
+
+def load_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt",
+                    **options: Any) -> dict[str, Any]:
+    """Every tensor of a sharded checkpoint (directory, index file or one file),
+    read with one plan over all shards."""
+    files = checkpoint_files(path)
+    headers = _headers_checked(files, _index_map(os.fspath(path)))
+    return _loader.load_all(headers, _frameworks.get(framework),
+                            _frameworks.normalize_device(device), _loader.Options(**options))
+
+
+def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt",
+                    **options: Any) -> Iterator[tuple[str, Any]]:
+    """(name, tensor) over all shards, shard by shard as each one's reads
+    complete (every shard's reads are in flight from the start): the shape of
+    vLLM's weight iterators. Headers are all checked before the first item."""
+    files = checkpoint_files(path)
+    headers = _headers_checked(files, _index_map(os.fspath(path)))
+    fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
+    return _loader.iterate(headers, fw, dev, _loader.Options(**options))

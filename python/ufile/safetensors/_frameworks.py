@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Tensor construction for framework="pt" (torch) and framework="np" (numpy)."""
+from __future__ import annotations
+
+from typing import Any
+
+from ._format import DTYPES, SafetensorError, TensorInfo
+
+
+def normalize_device(device: Any) -> str:
+    """"cpu", "cuda", "cuda:N", an int N or a torch.device -> "cpu" or "cuda:N"."""
+    if isinstance(device, int) and not isinstance(device, bool):
+        return f"cuda:{device}"
+    text = str(device)
+    if text == "cuda":
+        import torch
+        return f"cuda:{torch.cuda.current_device()}"
+    if text == "cpu" or (text.startswith("cuda:") and text[5:].isdigit()):
+        return text
+    raise ValueError(f"ufile.safetensors: unsupported device {device!r} (cpu, cuda, cuda:N, N)")
+
+
+class Torch:
+    name = "pt"
+
+    def __init__(self) -> None:
+        import torch
+        self.torch = torch
+
+    def dtype(self, info: TensorInfo, path: str) -> Any:
+        dt = getattr(self.torch, DTYPES[info.dtype][1], None)
+        if dt is None:
+            raise SafetensorError(f"{path}, tensor {info.name!r}: dtype {info.dtype} has no "
+                                  f"equivalent in torch {self.torch.__version__}")
+        return dt
+
+    def bytes_buffer(self, n: int, device: str) -> Any:
+        return self.torch.empty(n, dtype=self.torch.uint8, device=device)
+
+    def empty(self, info: TensorInfo, path: str, device: str) -> Any:
+        return self.torch.empty(info.shape, dtype=self.dtype(info, path), device=device)
+
+    @staticmethod
+    def ptr(t: Any) -> int:
+        return t.data_ptr()
+
+    def from_bytes(self, buf: Any, off: int, info: TensorInfo, path: str) -> Any:
+        """A view of buf[off:off+nbytes] as the tensor when aligned, else a copy."""
+        dt = self.dtype(info, path)
+        raw = buf[off:off + info.nbytes]
+        if off % DTYPES[info.dtype][0] == 0:
+            return raw.view(dt).view(info.shape)
+        out = self.torch.empty(info.shape, dtype=dt, device=buf.device)
+        self.byte_view(out).copy_(raw)
+        return out
+
+    @staticmethod
+    def byte_view(t: Any) -> Any:
+        import torch
+        return t.reshape(-1).view(torch.uint8)
+
+
+class Numpy:
+    name = "np"
+
+    def __init__(self) -> None:
+        import numpy
+        self.np = numpy
+
+    def dtype(self, info: TensorInfo, path: str) -> Any:
+        name = DTYPES[info.dtype][2]
+        if name is None:
+            raise SafetensorError(f"{path}, tensor {info.name!r}: dtype {info.dtype} has no "
+                                  f"numpy equivalent")
+        return self.np.dtype(name)
+
+    def bytes_buffer(self, n: int, device: str) -> Any:
+        self._cpu_only(device)
+        return self.np.empty(n, dtype=self.np.uint8)
+
+    def empty(self, info: TensorInfo, path: str, device: str) -> Any:
+        self._cpu_only(device)
+        return self.np.empty(info.shape, dtype=self.dtype(info, path))
+
+    @staticmethod
+    def ptr(a: Any) -> int:
+        return a.__array_interface__["data"][0]
+
+    def from_bytes(self, buf: Any, off: int, info: TensorInfo, path: str) -> Any:
+        dt = self.dtype(info, path)
+        raw = buf[off:off + info.nbytes]
+        if off % dt.itemsize == 0:
+            return raw.view(dt).reshape(info.shape)
+        return raw.copy().view(dt).reshape(info.shape)
+
+    @staticmethod
+    def byte_view(a: Any) -> Any:
+        import numpy
+        return a.reshape(-1).view(numpy.uint8)
+
+    @staticmethod
+    def _cpu_only(device: str) -> None:
+        if device != "cpu":
+            raise ValueError(f"ufile.safetensors: framework='np' loads to the CPU, "
+                             f"not {device!r}")
+
+
+def get(framework: str) -> Any:
+    if framework in ("pt", "torch", "pytorch"):
+        return Torch()
+    if framework in ("np", "numpy"):
+        return Numpy()
+    raise ValueError(f"ufile.safetensors: unsupported framework {framework!r} (pt, np)")

@@ -1,0 +1,139 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Loads whole safetensors files: one read plan over all files at once.
+
+Two layouts of device memory:
+- views (default): one buffer per file holding the file's bytes; each tensor is
+  a view into it when its offset suits its dtype's alignment, a copy otherwise.
+  A buffer lives as long as any view of it.
+- owning (``max_device_bytes`` given): every tensor gets its own storage and is
+  read straight into it, so no device memory beyond the tensors is used and
+  dropping a tensor frees its memory."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator
+
+from .. import _buffers
+from .._file import deregister_buffer, register_buffer
+from . import _engine
+from ._format import Header
+
+
+@dataclass
+class Options:
+    direct: bool | str = "auto"          # O_DIRECT: True, False, or "auto" per file
+    request_bytes: int | None = None     # bytes per cuFileRead (None: default)
+    inflight: int | None = None          # cuFileRead calls in flight
+    max_device_bytes: int | None = None  # None: views; a number: owning tensors
+    register_buffers: bool = False       # cuFileBufRegister each destination
+
+    def resolved(self) -> "Options":
+        return Options(self.direct,
+                       _engine.request_bytes_default() if self.request_bytes is None
+                       else self.request_bytes,
+                       _engine.inflight_default() if self.inflight is None else self.inflight,
+                       self.max_device_bytes, self.register_buffers)
+
+
+class _Shard:
+    def __init__(self, header: Header, file: Any):
+        self.header, self.file = header, file
+        self.buffer: Any = None          # views: the file's bytes
+        self.owned: dict[str, Any] = {}  # owning: name -> tensor
+        self.futures: list = []
+        self.registered: list[_buffers.Buffer] = []
+
+
+class Load:
+    """A load in progress over several files; ``tensors(i)`` waits for file i."""
+
+    def __init__(self, headers: list[Header], fw: Any, device: str, opts: Options):
+        self.fw, self.device, self.opts = fw, device, opts.resolved()
+        self.shards: list[_Shard] = []
+        self.reader = _engine.Reader(self.opts.inflight)
+        try:
+            for h in headers:  # every dtype must exist before anything is read
+                for info in h.tensors.values():
+                    fw.dtype(info, h.path)
+            for h in headers:  # open all first: a missing shard fails before any read
+                self.shards.append(_Shard(h, _engine.open_for_read(h.path, self.opts.direct)))
+            per_file = [self._plan(s) for s in self.shards]
+            futures = self.reader.submit(_engine.interleave(per_file))
+            it = iter(futures)
+            for s, pieces in zip(self.shards, per_file):
+                s.futures = [next(it) for _ in pieces]
+        except BaseException:
+            self.close()
+            raise
+
+    def _dest(self, s: _Shard, obj: Any) -> int:
+        if self.opts.register_buffers and self.device != "cpu":
+            s.registered.append(register_buffer(obj))
+        return self.fw.ptr(obj)
+
+    def _plan(self, s: _Shard) -> list[_engine.Piece]:
+        h, rb = s.header, self.opts.request_bytes
+        if self.opts.max_device_bytes is None:
+            s.buffer = self.fw.bytes_buffer(h.file_size, self.device)
+            return _engine.split(s.file, self._dest(s, s.buffer), h.file_size, 0,
+                                 "the tensor data", rb)
+        pieces = []
+        for info in sorted(h.tensors.values(), key=lambda t: t.begin):
+            t = self.fw.empty(info, h.path, self.device)
+            s.owned[info.name] = t
+            if info.nbytes:
+                pieces += _engine.split(s.file, self._dest(s, t), info.nbytes,
+                                        h.data_start + info.begin, f"tensor {info.name!r}", rb)
+        return pieces
+
+    def tensors(self, i: int) -> dict[str, Any]:
+        """File i's tensors by name (sorted), once its reads completed."""
+        s = self.shards[i]
+        _engine.wait_all(s.futures)
+        for b in s.registered:
+            deregister_buffer(b)
+        s.registered = []
+        h = s.header
+        if self.opts.max_device_bytes is not None:
+            out = {name: s.owned[name] for name in sorted(h.tensors)}
+        else:
+            out = {name: self.fw.from_bytes(s.buffer, h.data_start + h.tensors[name].begin,
+                                            h.tensors[name], h.path)
+                   for name in sorted(h.tensors)}
+        s.buffer, s.owned = None, {}
+        return out
+
+    def close(self) -> None:
+        self.reader.close()
+        for s in self.shards:
+            for b in s.registered:
+                try:
+                    deregister_buffer(b)
+                except Exception:  # noqa: BLE001 - already failing; keep the first error
+                    pass
+            s.file.close()
+        self.shards = []
+
+    def __enter__(self) -> "Load":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def load_all(headers: list[Header], fw: Any, device: str, opts: Options) -> dict[str, Any]:
+    """Every tensor of every file; nothing is returned unless all reads succeeded."""
+    out: dict[str, Any] = {}
+    with Load(headers, fw, device, opts) as load:
+        for i in range(len(headers)):
+            out.update(load.tensors(i))
+    return out
+
+
+def iterate(headers: list[Header], fw: Any, device: str, opts: Options
+            ) -> Iterator[tuple[str, Any]]:
+    """(name, tensor) file by file, each file as soon as its reads completed; all
+    files' reads are in flight from the start."""
+    with Load(headers, fw, device, opts) as load:
+        for i in range(len(headers)):
+            yield from load.tensors(i).items()

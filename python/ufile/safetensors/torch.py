@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``from ufile.safetensors.torch import load_file`` as with safetensors.torch."""
+from . import SafetensorError, load_file, safe_open  # noqa: F401
