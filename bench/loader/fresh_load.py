@@ -1,0 +1,26 @@
+# SPDX-License-Identifier: Apache-2.0
+"""One fresh process: the first load_checkpoint (nothing warmed up but torch's
+CUDA context, which the application owns anyway) and the second, as JSON."""
+import json
+import os
+import sys
+import time
+
+t_start = time.perf_counter()
+import torch  # noqa: E402
+
+torch.empty(1, device="cuda")
+t_cuda = time.perf_counter()
+from ufile.safetensors import load_checkpoint  # noqa: E402
+
+opts = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
+times = []
+for _ in range(2):
+    t0 = time.perf_counter()
+    out = load_checkpoint(sys.argv[1], device="cuda", **opts)
+    torch.cuda.synchronize()
+    times.append(time.perf_counter() - t0)
+    nbytes = sum(t.numel() * t.element_size() for t in out.values())
+    del out
+print(json.dumps({"startup_s": t_cuda - t_start, "first_s": times[0], "second_s": times[1],
+                  "bytes": nbytes, "pid": os.getpid()}))

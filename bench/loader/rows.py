@@ -1,0 +1,104 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The loaders and baselines the benchmark times; each returns name -> tensor
+on the GPU (or, for the ceilings, a byte count)."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import glob
+import mmap
+import os
+import time
+
+import torch
+
+GIB = 1 << 30
+
+
+def shard_files(dirname: str) -> list[str]:
+    return sorted(glob.glob(os.path.join(dirname, "*.safetensors")))
+
+
+def pinned_ceiling(nbytes: int = GIB, reps: int = 8) -> float:
+    """GB/s of cudaMemcpyAsync from pinned host memory to the GPU (the PCIe ceiling)."""
+    src = torch.empty(nbytes, dtype=torch.uint8, pin_memory=True)
+    dst = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    dst.copy_(src, non_blocking=True)
+    torch.cuda.synchronize()
+    t0 = time.perf_counter()
+    for _ in range(reps):
+        dst.copy_(src, non_blocking=True)
+    torch.cuda.synchronize()
+    return nbytes * reps / (time.perf_counter() - t0) / 1e9
+
+
+def raw_odirect(files: list[str], threads: int = 16, chunk: int = 16 << 20) -> int:
+    """Reads every byte of the files with O_DIRECT preadv into host memory (the
+    storage ceiling for the same bytes); returns bytes read."""
+    jobs = []
+    for path in files:
+        size = os.path.getsize(path)
+        jobs += [(path, off, min(chunk, size - off)) for off in range(0, size, chunk)]
+    fds = {p: os.open(p, os.O_RDONLY | os.O_DIRECT) for p in files}
+    bufs = [mmap.mmap(-1, chunk) for _ in range(threads)]
+    free = list(range(threads))
+
+    def one(job):
+        path, off, n = job
+        slot = free.pop()
+        try:
+            want = (n + 4095) // 4096 * 4096
+            got = os.preadv(fds[path], [memoryview(bufs[slot])[:want]], off)
+            return min(got, n)
+        finally:
+            free.append(slot)
+    try:
+        with cf.ThreadPoolExecutor(threads) as pool:
+            return sum(pool.map(one, jobs))
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def safetensors_cuda(dirname: str) -> dict:
+    from safetensors.torch import load_file
+    out = {}
+    for f in shard_files(dirname):
+        out.update(load_file(f, device="cuda"))
+    return out
+
+
+def safetensors_cpu_then_cuda(dirname: str) -> dict:
+    from safetensors.torch import load_file
+    out = {}
+    for f in shard_files(dirname):
+        out.update({k: v.to("cuda") for k, v in load_file(f, device="cpu").items()})
+    return out
+
+
+def ufile_load(dirname: str, **options) -> dict:
+    from ufile.safetensors import load_checkpoint
+    return load_checkpoint(dirname, device="cuda", **options)
+
+
+def model_from_ufile(dirname: str, **options):
+    """A LlamaForCausalLM built on the meta device, its weights assigned from
+    ufile's loader (views, no copy), non-persistent buffers made on the GPU."""
+    from transformers import AutoConfig, LlamaForCausalLM
+    config = AutoConfig.from_pretrained(dirname)
+    with torch.device("meta"):
+        model = LlamaForCausalLM(config)
+    model.load_state_dict(ufile_load(dirname, **options), strict=True, assign=True)
+    rotary = model.model.rotary_emb
+    with torch.device("cuda"):
+        model.model.rotary_emb = type(rotary)(config=config)
+    left = [n for n, b in model.named_buffers() if b.is_meta]
+    left += [n for n, p in model.named_parameters() if p.is_meta]
+    if left:
+        raise RuntimeError(f"still on the meta device: {left[:5]}")
+    return model.eval()
+
+
+def model_from_pretrained(dirname: str):
+    from transformers import LlamaForCausalLM
+    return LlamaForCausalLM.from_pretrained(dirname, device_map="cuda",
+                                            dtype=torch.bfloat16).eval()

@@ -1,0 +1,128 @@
+# SPDX-License-Identifier: Apache-2.0
+"""ufile.File with host memory: numpy, CPU torch, bytearray, bytes, DLPack;
+offsets, futures, errors naming the cuFile status and the path."""
+from __future__ import annotations
+
+import errno
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import ufile
+
+
+@pytest.fixture
+def data(tmp_path):
+    rng = np.random.default_rng(11)
+    raw = rng.integers(0, 256, 3 << 20, dtype=np.uint8)
+    path = str(tmp_path / "f.bin")
+    raw.tofile(path)
+    return path, raw
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_read_into_numpy_torch_bytearray(data, direct):
+    path, raw = data
+    with ufile.File(path, "r", direct=direct) as f:
+        a = np.zeros(raw.size, np.uint8)
+        assert f.read_into(a) == raw.size and np.array_equal(a, raw)
+        t = torch.zeros(1 << 20, dtype=torch.uint8)
+        assert f.read_into(t, file_offset=12345) == 1 << 20
+        assert np.array_equal(t.numpy(), raw[12345:12345 + (1 << 20)])
+        b = bytearray(100)
+        assert f.read_into(b, size=50, file_offset=7, buf_offset=30) == 50
+        assert b[30:80] == raw[7:57].tobytes() and b[:30] == bytes(30) and b[80:] == bytes(20)
+
+
+def test_typed_and_dlpack_buffers(data):
+    path, raw = data
+    with ufile.File(path) as f:
+        t = torch.zeros(1000, dtype=torch.float32)  # 4000 bytes
+        assert f.read_into(t) == 4000
+        assert t.numpy().tobytes() == raw[:4000].tobytes()
+
+        class Only:  # an object that offers nothing but DLPack
+            def __init__(self, x):
+                self.__dlpack__ = x.__dlpack__
+        u = torch.zeros(4096, dtype=torch.uint8)
+        assert f.read_into(Only(u), file_offset=1) == 4096
+        assert u.numpy().tobytes() == raw[1:4097].tobytes()
+
+
+def test_short_read_at_end_of_file(data):
+    path, raw = data
+    with ufile.File(path) as f:
+        a = np.zeros(1000, np.uint8)
+        assert f.read_into(a, file_offset=raw.size - 10) == 10
+        assert f.read_into(a, file_offset=raw.size + 5) == 0
+
+
+def test_write_then_read_back_and_futures(tmp_path):
+    path = str(tmp_path / "w.bin")
+    src = np.arange(1 << 20, dtype=np.uint32)
+    with ufile.File(path, "w") as f:
+        futs = [f.write_from_async(src, size=1 << 20, buf_offset=i << 20, file_offset=i << 20)
+                for i in range(4)]
+        assert [x.result() for x in futs] == [1 << 20] * 4
+        assert f.write_from(b"tail", file_offset=4 << 20) == 4
+    assert os.path.getsize(path) == (4 << 20) + 4
+    back = np.zeros_like(src)
+    with ufile.File(path, "r+", direct=True) as f:
+        assert f.pread(back).result() == back.nbytes
+    assert np.array_equal(back, src)
+
+
+def test_errors_carry_the_status_name_and_path(data):
+    path, _ = data
+    with ufile.File(path, "r") as f:
+        with pytest.raises(ufile.CuFileError) as err:
+            f.write_from(b"x" * 10)
+        assert err.value.name == "EBADF" and err.value.errno == errno.EBADF
+        assert err.value.path == path and path in str(err.value)
+        with pytest.raises(ValueError):
+            f.read_into(bytearray(10), size=11)
+        with pytest.raises(TypeError):
+            f.read_into(b"read-only bytes")
+        with pytest.raises(TypeError):
+            f.read_into(object())
+    with pytest.raises(ValueError):
+        f.read_into(bytearray(10))  # closed
+    with pytest.raises(FileNotFoundError):
+        ufile.File(str(path) + ".absent")
+    with pytest.raises(ValueError):
+        ufile.File(path, "rw")
+
+
+def test_cufile_status_error_names_the_status():
+    exc = ufile._errors.from_io_result("cuFileRead", -5022, 0, "/x")
+    assert exc.name == "CU_FILE_INVALID_VALUE" and exc.code == 5022
+    assert "CU_FILE_INVALID_VALUE" in str(exc) and "/x" in str(exc)
+
+
+def test_directory_is_refused_with_its_status(tmp_path):
+    fd = os.open(tmp_path, os.O_RDONLY)
+    os.close(fd)
+    with pytest.raises((ufile.CuFileError, IsADirectoryError)):
+        ufile.File(str(tmp_path), "r")
+
+
+def test_buffer_registration(data):
+    path, raw = data
+    a = np.zeros(1 << 20, np.uint8)
+    reg = ufile.register_buffer(a)
+    try:
+        with ufile.File(path) as f:
+            assert f.read_into(a) == a.size
+    finally:
+        ufile.deregister_buffer(reg)
+    assert np.array_equal(a, raw[:a.size])
+    with pytest.raises(ufile.CuFileError) as err:
+        ufile.deregister_buffer(ufile._buffers.resolve(a, True))
+    assert err.value.name == "CU_FILE_MEMORY_NOT_REGISTERED"
+
+
+def test_version_and_library():
+    assert ufile.version() >= 1150
+    assert "ufile" in os.path.basename(ufile.library_path()) or "cufile" in ufile.library_path()
