@@ -29,7 +29,7 @@ void Driver::AbandonInChild() {
   new (&mu_) std::mutex();
   new (&drained_) std::condition_variable();
   new (&runtime_) std::shared_ptr<Runtime>();
-  explicit_opens_ = 0;
+  uses_ = 0;
   live_.store(nullptr);
   in_flight_.store(0);
   closing_.store(false);
@@ -72,7 +72,7 @@ Status Driver::Open() {
   std::unique_lock<std::mutex> lock(mu_);
   if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
   UFILE_RETURN_IF_ERROR(OpenLocked(lock));
-  ++explicit_opens_;
+  ++uses_;
   return Status::Ok();
 }
 
@@ -85,8 +85,8 @@ Status Driver::Close(bool inside_call) {
       UFILE_LOG_ERROR("cuFileDriverClose: the driver is not open");
       return Status::Op(CU_FILE_DRIVER_NOT_INITIALIZED);
     }
-    if (explicit_opens_ > 1) {
-      --explicit_opens_;
+    if (uses_ > 1) {
+      --uses_;
       return Status::Ok();
     }
     if (inside_call) {
@@ -102,7 +102,7 @@ Status Driver::Close(bool inside_call) {
       UFILE_LOG_INFO("cuFileDriverClose: waiting for %ld operations in flight", in_flight_.load());
     drained_.wait(lock, [this] { return in_flight_.load() == 0; });
     doomed = std::move(runtime_);
-    explicit_opens_ = 0;
+    uses_ = 0;
   }
   doomed.reset();  // tears down outside the lock: joins I/O threads
   stats::OnDriverClose();
@@ -113,8 +113,7 @@ Status Driver::Close(bool inside_call) {
 
 long Driver::UseCount() const {
   std::lock_guard<std::mutex> lock(mu_);
-  // An implicit open (first use) counts as one use until the close.
-  return runtime_ ? std::max(explicit_opens_, 1L) : 0;
+  return runtime_ ? uses_ : 0;
 }
 
 bool Driver::IsOpen() const {
@@ -132,6 +131,22 @@ Result<Driver::OpGuard> Driver::Enter() {
   std::unique_lock<std::mutex> lock(mu_);
   if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
   UFILE_RETURN_IF_ERROR(OpenLocked(lock));
+  // An implicit open (first use) counts as one use: another library's
+  // cuFileDriverOpen/Close pair in the same process must not close it.
+  if (uses_ == 0) uses_ = 1;
+  in_flight_.fetch_add(1, std::memory_order_seq_cst);
+  return OpGuard(this, runtime_.get());
+}
+
+Result<Driver::OpGuard> Driver::EnterIfOpen() {
+  in_flight_.fetch_add(1, std::memory_order_seq_cst);
+  if (!closing_.load(std::memory_order_seq_cst)) {
+    if (Runtime *rt = live_.load(std::memory_order_seq_cst)) return OpGuard(this, rt);
+  }
+  Leave();
+  std::unique_lock<std::mutex> lock(mu_);
+  if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
+  if (!runtime_) return Status::Op(CU_FILE_DRIVER_NOT_INITIALIZED);
   in_flight_.fetch_add(1, std::memory_order_seq_cst);
   return OpGuard(this, runtime_.get());
 }

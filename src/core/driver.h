@@ -60,6 +60,9 @@ class Driver {
   // Opens implicitly if needed; CU_FILE_DRIVER_CLOSING while a close runs.
   // The fast path is two atomic operations, no lock.
   Result<OpGuard> Enter();
+  // The same without the implicit open: CU_FILE_DRIVER_NOT_INITIALIZED when
+  // closed (for calls that only refuse then, like deregistrations).
+  Result<OpGuard> EnterIfOpen();
   // The running Config, or nullptr when closed.
   std::shared_ptr<const Config> RunningConfig() const;
 
@@ -72,7 +75,7 @@ class Driver {
   mutable std::mutex mu_;
   std::condition_variable drained_;
   std::shared_ptr<Runtime> runtime_;   // guarded by mu_; written only with closing_ set
-  long explicit_opens_ = 0;            // guarded by mu_
+  long uses_ = 0;  // guarded by mu_: opens not yet closed, an implicit one included
   std::atomic<Runtime *> live_{nullptr};  // runtime_.get() while open and not closing
   std::atomic<long> in_flight_{0};        // OpGuards alive
   std::atomic<bool> closing_{false};

@@ -107,6 +107,25 @@ TEST_F(DriverTest, NestedOpensCount) {
   EXPECT_EQ(kPlainClose().err, CU_FILE_DRIVER_NOT_INITIALIZED);
 }
 
+// Two libraries in one process: one uses the API without opening (implicit
+// open), the other brackets its work with open and close. The second's close
+// must not end the first's session.
+TEST_F(DriverTest, ImplicitOpenCountsAsOneUse) {
+  std::vector<uint8_t> data;
+  CUfileHandle_t fh = OpenFile(8192, &data);  // implicit open
+  EXPECT_EQ(cuFileUseCount(), 1);
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileUseCount(), 2);
+  ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileUseCount(), 1);
+  std::vector<uint8_t> buf(8192);
+  EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), 8192) << "the handle survived";
+  EXPECT_EQ(buf, data);
+  ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS) << "the implicit use";
+  EXPECT_EQ(cuFileUseCount(), 0);
+  EXPECT_EQ(cuFileDriverClose().err, CU_FILE_DRIVER_NOT_INITIALIZED);
+}
+
 TEST_F(DriverTest, PlainCloseSymbolClosesToo) {
   ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
   EXPECT_EQ(kPlainClose().err, CU_FILE_SUCCESS);
