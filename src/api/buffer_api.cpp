@@ -46,8 +46,13 @@ extern "C" CUfileError_t cuFileBufDeregister(const void *bufPtr_base) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (!bufPtr_base)
       return UFILE_API_REFUSE("cuFileBufDeregister", CU_FILE_INVALID_VALUE, "NULL buffer");
-    Result<Driver::OpGuard> g = Driver::Get().Enter();
-    if (!g.ok()) return g.status().ToCuFileError();
+    // Closed, nothing is registered: no implicit open for a refusal.
+    Result<Driver::OpGuard> g = Driver::Get().EnterIfOpen();
+    if (!g.ok() && g.status().code() != CU_FILE_DRIVER_NOT_INITIALIZED)
+      return g.status().ToCuFileError();
+    if (!g.ok())
+      return UFILE_API_REFUSE("cuFileBufDeregister", CU_FILE_MEMORY_NOT_REGISTERED,
+                              "%p: the driver is not open", bufPtr_base);
     Status s = (*g)->buffers().Remove(reinterpret_cast<uintptr_t>(bufPtr_base));
     stats::CountBufDeregister(bufPtr_base, s);
     if (!s.ok()) UFILE_LOG_ERROR("cuFileBufDeregister(%p): not registered", bufPtr_base);

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Driver open/close, properties, version, BAR size.
+#include <string>
+
 #include "api/api_util.h"
 #include "core/params.h"
 #include "core/runtime.h"
@@ -58,17 +60,19 @@ extern "C" CUfileError_t cuFileDriverGetProperties(CUfileDrvProps_t *props) {
 namespace {
 
 // The Set* calls change a running session: CU_FILE_DRIVER_NOT_INITIALIZED
-// before open, CU_FILE_DRIVER_UNSUPPORTED_LIMIT outside the parameter's range.
+// before open, CU_FILE_DRIVER_UNSUPPORTED_LIMIT for a value that
+// cuFileSetParameterSizeT refuses.
 template <class Apply>
 CUfileError_t SetLive(const char *fn, CUFileSizeTConfigParameter_t param, size_t value,
                       Apply apply) {
   if (!Driver::Get().IsOpen())
     return UFILE_API_REFUSE("cuFileDriverSet*", CU_FILE_DRIVER_NOT_INITIALIZED,
                             "%s before cuFileDriverOpen", fn);
-  size_t lo = 0, hi = 0;
-  if (!SizeTParamRange(param, &lo, &hi).ok() || value < lo || value > hi)
-    return UFILE_API_REFUSE("cuFileDriverSet*", CU_FILE_DRIVER_UNSUPPORTED_LIMIT,
-                            "%s(%zu) outside [%zu, %zu]", fn, value, lo, hi);
+  // The parameter API's check: its range and, for KiB sizes, whole pages.
+  std::string why;
+  if (!CheckSizeTParam(param, value, &why))
+    return UFILE_API_REFUSE("cuFileDriverSet*", CU_FILE_DRIVER_UNSUPPORTED_LIMIT, "%s(%zu): %s",
+                            fn, value, why.c_str());
   Result<Driver::OpGuard> g = Driver::Get().Enter();
   if (!g.ok()) return g.status().ToCuFileError();
   apply(g->runtime().props());
@@ -121,15 +125,15 @@ extern "C" CUfileError_t cuFileGetBARSizeInKB(int gpuIndex, size_t *barSize) {
   return api::Guard(__func__, [&]() -> CUfileError_t {
     if (!barSize)
       return UFILE_API_REFUSE("cuFileGetBARSizeInKB", CU_FILE_INVALID_VALUE, "NULL barSize");
-    Result<Driver::OpGuard> g = Driver::Get().Enter();
-    if (!g.ok()) return g.status().ToCuFileError();
-    CudaApi &cuda = Cuda();
+    CudaApi &cuda = Cuda();  // loading libcuda needs no session: refusals come first
     if (!cuda.available)
       return UFILE_API_REFUSE("cuFileGetBARSizeInKB", CU_FILE_DEVICE_NOT_FOUND, "no GPU: %s",
                               cuda.why_unavailable.c_str());
     if (gpuIndex < 0 || gpuIndex >= cuda.device_count)
       return UFILE_API_REFUSE("cuFileGetBARSizeInKB", CU_FILE_INVALID_VALUE,
                               "GPU index %d outside [0, %d)", gpuIndex, cuda.device_count);
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    if (!g.ok()) return g.status().ToCuFileError();
     Result<size_t> bytes = Bar1Bytes(gpuIndex);
     if (!bytes.ok()) return bytes.status().ToCuFileError();
     *barSize = *bytes / 1024;

@@ -25,8 +25,15 @@ extern "C" CUfileError_t cuFileHandleRegister(CUfileHandle_t *fh, CUfileDescr_t 
 
 extern "C" void cuFileHandleDeregister(CUfileHandle_t fh) {
   api::Guard(__func__, [&]() -> CUfileError_t {
-    Result<Driver::OpGuard> g = Driver::Get().Enter();
-    if (!g.ok()) return g.status().ToCuFileError();
+    if (!fh)
+      return UFILE_API_REFUSE("cuFileHandleDeregister", CU_FILE_INVALID_VALUE, "NULL handle");
+    // Closed, nothing is registered: no implicit open for a refusal.
+    Result<Driver::OpGuard> g = Driver::Get().EnterIfOpen();
+    if (!g.ok() && g.status().code() != CU_FILE_DRIVER_NOT_INITIALIZED)
+      return g.status().ToCuFileError();
+    if (!g.ok())
+      return UFILE_API_REFUSE("cuFileHandleDeregister", CU_FILE_HANDLE_NOT_REGISTERED,
+                              "%p: the driver is not open", fh);
     if (!stats::Count(stats::kHandleDeregister, (*g)->handles().Deregister(fh)))
       return UFILE_API_REFUSE("cuFileHandleDeregister", CU_FILE_HANDLE_NOT_REGISTERED,
                               "%p is not a registered handle", fh);

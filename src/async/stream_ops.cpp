@@ -265,8 +265,7 @@ Status CheckPointers(const StreamIoArgs &a) {
 
 }  // namespace
 
-Status SubmitStreamIo(const StreamIoArgs &a) {
-  UFILE_RETURN_IF_ERROR(CheckPointers(a));
+static Status SubmitChecked(const StreamIoArgs &a) {
   const unsigned flags = StreamFlags(a.stream);
   Fixed fixed;
   UFILE_RETURN_IF_ERROR(CaptureFixed(a, flags, &fixed));
@@ -330,6 +329,15 @@ unsigned StreamFlags(CUstream stream) {
   std::lock_guard<std::mutex> lock(t.mu);
   auto it = t.flags.find(stream);
   return it == t.flags.end() ? 0 : it->second;
+}
+
+// The NULL stream is synchronous: *bytes_p gets every refusal, those found
+// before RunNow (handle, access, driver state) as well as its own.
+Status SubmitStreamIo(const StreamIoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckPointers(a));
+  Status s = SubmitChecked(a);
+  if (!s.ok() && !a.stream) *a.bytes_p = StreamError(s);
+  return s;
 }
 
 }  // namespace ufile

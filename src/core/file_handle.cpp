@@ -93,6 +93,8 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
     return Refuse(CU_FILE_INVALID_FILE_OPEN_FLAG, "opened with O_APPEND (offsets ignored)", fd);
   h->fd_ = fd;
   h->user_fd_ = fd;
+  h->dev_ = st.st_dev;
+  h->ino_ = st.st_ino;
   h->open_flags_ = flags;
   h->direct_ = (flags & O_DIRECT) != 0;
   const int acc = flags & O_ACCMODE;
@@ -101,6 +103,39 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   if (!h->direct_) h->buffered_fd_ = fd;
   if (force_direct && !h->direct_) h->ForceDirect();
   return h;
+}
+
+bool FileHandle::SameFile(const struct stat &st) const {
+  return st.st_dev == dev_ && st.st_ino == ino_;
+}
+
+// Two system calls per I/O (fstat, and F_GETFL for writes): small beside the
+// I/O, and what keeps a reused descriptor number from redirecting bytes.
+Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
+  if (fs_ops_) return Status::Ok();
+  SysOps &sys = SysOps::Current();
+  struct stat st {};
+  if (sys.Fstat(user_fd_, &st) != 0) {
+    UFILE_LOG_ERROR("%s: fd %d of the handle is not open (closed by the application?)", fn,
+                    user_fd_);
+    return Status::Errno(EBADF);
+  }
+  if (!SameFile(st)) {
+    UFILE_LOG_ERROR("%s: fd %d was closed and now names another file; the handle refuses I/O "
+                    "(deregister it)",
+                    fn, user_fd_);
+    return Status::Errno(EBADF);
+  }
+  if (write) {
+    const int flags = sys.GetFlags(user_fd_);
+    if (flags >= 0 && (flags & O_APPEND)) {
+      UFILE_LOG_ERROR("%s: fd %d has O_APPEND (set after registration): writes would ignore "
+                      "their offset",
+                      fn, user_fd_);
+      return Status::Op(CU_FILE_INVALID_FILE_OPEN_FLAG);
+    }
+  }
+  return Status::Ok();
 }
 
 Result<int> FileHandle::BufferedFd() {
@@ -117,6 +152,13 @@ Result<int> FileHandle::BufferedFd() {
                     user_fd_, path.c_str(), err);
     return Status::Errno(err);
   }
+  struct stat st {};
+  if (SysOps::Current().Fstat(bfd, &st) != 0 || !SameFile(st)) {
+    UFILE_LOG_ERROR("fd %d no longer names the registered file; no buffered descriptor opened",
+                    user_fd_);
+    SysOps::Current().Close(bfd);
+    return Status::Errno(EBADF);
+  }
   buffered_fd_ = bfd;
   buffered_published_ = RingRegistry::Get().PublishFile(bfd);
   return bfd;
@@ -128,8 +170,18 @@ Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool fo
   std::unique_lock<std::shared_mutex> lock(mu_);
   const bool has_fd = !(*h)->is_fs_ops();
   if (has_fd && by_fd_.count((*h)->user_fd())) {
-    UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->user_fd());
-    return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
+    // The registered handle may be stale: its descriptor closed and the
+    // number reused for another file (that handle refuses I/O). Then the new
+    // file registers and takes the number over.
+    const FileHandle &old = *by_id_.at(by_fd_.at((*h)->user_fd()));
+    if (old.dev_ == (*h)->dev_ && old.ino_ == (*h)->ino_) {
+      UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->user_fd());
+      return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
+    }
+    UFILE_LOG_WARN("cuFileHandleRegister: fd %d was registered for another file (closed and "
+                   "reused); that handle stays refused",
+                   (*h)->user_fd());
+    by_fd_.erase((*h)->user_fd());
   }
   // Ids are multiples of 16 plus 1: never an aligned pointer.
   const uintptr_t id = (g_next_id.fetch_add(1) << 4) | 1;
@@ -151,7 +203,11 @@ bool HandleTable::Deregister(CUfileHandle_t fh) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto it = by_id_.find(reinterpret_cast<uintptr_t>(fh));
   if (it == by_id_.end()) return false;
-  if (!it->second->is_fs_ops()) by_fd_.erase(it->second->user_fd());
+  if (!it->second->is_fs_ops()) {
+    // Only its own entry: a stale handle's number may belong to a newer one.
+    auto fd_it = by_fd_.find(it->second->user_fd());
+    if (fd_it != by_fd_.end() && fd_it->second == it->first) by_fd_.erase(fd_it);
+  }
   by_id_.erase(it);
   return true;
 }

@@ -14,6 +14,8 @@
 
 #include <cufile.h>
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -43,6 +45,15 @@ class FileHandle {
   const CUfileFSOps_t *fs_ops() const { return fs_ops_; }
   void *user_handle() const { return user_handle_; }
 
+  // Before each I/O: the caller's descriptor must still be the file that was
+  // registered (-1/EBADF when it was closed, or closed and its number given
+  // to another file: no byte may reach that file) and, for a write, must not
+  // have gained O_APPEND through fcntl (CU_FILE_INVALID_FILE_OPEN_FLAG:
+  // pwrite would ignore the offset). USERSPACE_FS handles: always Ok.
+  Status CheckDescriptor(const char *fn, bool write) const;
+  // Whether the caller's descriptor is still the registered file.
+  bool SameFile(const struct stat &st) const;
+
   // A descriptor of the same file without O_DIRECT, for the unaligned edges
   // of O_DIRECT requests (opened once, on first need). For a descriptor
   // without O_DIRECT, fd() itself.
@@ -60,6 +71,8 @@ class FileHandle {
   int user_fd_ = -1;
   bool owns_fd_ = false;  // fd_ is ufile's O_DIRECT reopening
   int open_flags_ = 0;
+  dev_t dev_ = 0;  // identity of the registered file (st_dev, st_ino)
+  ino_t ino_ = 0;
   bool direct_ = false;
   bool readable_ = false;
   bool writable_ = false;

@@ -62,9 +62,11 @@ Result<std::shared_ptr<FileHandle>> LookupHandle(const char *fn, Runtime &rt, CU
 }
 
 Status CheckAccess(const char *fn, const FileHandle &file, bool write) {
-  if (write ? file.writable() : file.readable()) return Status::Ok();
-  UFILE_LOG_ERROR("%s: the handle was not opened for %s", fn, write ? "writing" : "reading");
-  return Status::Errno(EBADF);
+  if (!(write ? file.writable() : file.readable())) {
+    UFILE_LOG_ERROR("%s: the handle was not opened for %s", fn, write ? "writing" : "reading");
+    return Status::Errno(EBADF);
+  }
+  return file.CheckDescriptor(fn, write);
 }
 
 Result<IoRequest> BuildRequest(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {

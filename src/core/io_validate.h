@@ -35,7 +35,10 @@ Status CheckIoArgs(const char *fn, const IoArgs &a);
 // The live handle fh, or CU_FILE_HANDLE_NOT_REGISTERED.
 Result<std::shared_ptr<FileHandle>> LookupHandle(const char *fn, Runtime &rt, CUfileHandle_t fh);
 
-// EBADF when file was not opened for the direction of the I/O.
+// EBADF when file was not opened for the direction of the I/O, or its
+// descriptor was closed or now names another file; for writes,
+// CU_FILE_INVALID_FILE_OPEN_FLAG when it gained O_APPEND
+// (FileHandle::CheckDescriptor).
 Status CheckAccess(const char *fn, const FileHandle &file, bool write);
 
 // Resolves the memory of [base + buf_off, + size) (size > 0) and builds the

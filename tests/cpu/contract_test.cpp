@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+// Contract details of docs/API.md that real clients meet: argument refusals
+// that do not open the library, the NULL stream storing every refusal in
+// *bytes_p, the live setters' ranges being the parameter API's, and a
+// registered descriptor that changes behind the handle (O_APPEND set with
+// fcntl, or closed and its number reused by another file): refused, never
+// a byte written into another file.
+#include <cufile.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "support/test_util.h"
+
+namespace ufile::test {
+namespace {
+
+const auto kForged = reinterpret_cast<CUfileHandle_t>(0x1230);
+
+CUfileOpError Register(int fd, CUfileHandle_t *fh) {
+  CUfileDescr_t d{};
+  d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  return cuFileHandleRegister(fh, &d).err;
+}
+
+class Contract : public ::testing::Test {
+ protected:
+  void SetUp() override { CloseAll(); }
+  void TearDown() override {
+    for (int fd : fds_) ::close(fd);
+    CloseAll();
+  }
+  int Open(const std::string &name, int flags) {
+    const int fd = ::open(dir_.File(name).c_str(), flags | O_CREAT, 0600);
+    EXPECT_GE(fd, 0) << name << ": " << std::strerror(errno);
+    if (fd >= 0) fds_.push_back(fd);
+    return fd;
+  }
+  TempDir dir_;
+  std::vector<int> fds_;
+};
+
+// ---- refusals that need no session do not open one --------------------------
+
+TEST_F(Contract, BarSizeWithoutGpuDoesNotOpen) {
+  size_t kb = 7;
+  const CUfileOpError e = cuFileGetBARSizeInKB(0, &kb).err;
+  if (e == CU_FILE_SUCCESS) GTEST_SKIP() << "a GPU is visible: the no-GPU refusal is not reached";
+  EXPECT_EQ(e, CU_FILE_DEVICE_NOT_FOUND);
+  EXPECT_EQ(kb, 7u);
+  EXPECT_EQ(cuFileUseCount(), 0) << "a refusal must not open the library";
+}
+
+TEST_F(Contract, DeregisteringWhatCannotBeRegisteredDoesNotOpen) {
+  cuFileHandleDeregister(nullptr);
+  EXPECT_EQ(cuFileUseCount(), 0);
+  cuFileHandleDeregister(kForged);
+  EXPECT_EQ(cuFileUseCount(), 0) << "nothing is registered while closed";
+  std::vector<char> mem(4096);
+  EXPECT_EQ(cuFileBufDeregister(mem.data()).err, CU_FILE_MEMORY_NOT_REGISTERED);
+  EXPECT_EQ(cuFileUseCount(), 0);
+  // Open, the same calls still refuse (and the session stays).
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  cuFileHandleDeregister(kForged);
+  EXPECT_EQ(cuFileBufDeregister(mem.data()).err, CU_FILE_MEMORY_NOT_REGISTERED);
+  EXPECT_EQ(cuFileUseCount(), 1);
+}
+
+// ---- the NULL stream stores every refusal -----------------------------------
+
+TEST_F(Contract, NullStreamStoresEveryRefusalInBytes) {
+  const int ro = Open("f", O_RDONLY);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(Register(ro, &fh), CU_FILE_SUCCESS);
+  std::vector<char> buf(4096);
+  size_t size = 4096;
+  off_t off = 0, boff = 0;
+  ssize_t bytes = 12345;
+  EXPECT_EQ(cuFileReadAsync(kForged, buf.data(), &size, &off, &boff, &bytes, nullptr).err,
+            CU_FILE_HANDLE_NOT_REGISTERED);
+  EXPECT_EQ(bytes, -static_cast<ssize_t>(CU_FILE_HANDLE_NOT_REGISTERED));
+  bytes = 12345;
+  EXPECT_EQ(cuFileWriteAsync(fh, buf.data(), &size, &off, &boff, &bytes, nullptr).err,
+            CU_FILE_INVALID_FILE_OPEN_FLAG)
+      << "a read-only handle";
+  EXPECT_EQ(bytes, -1) << "EBADF, as cuFileWrite returns it";
+  cuFileHandleDeregister(fh);
+}
+
+// ---- the live setters take what the parameter API takes ---------------------
+
+TEST_F(Contract, LiveSettersRefuseWhatTheParameterApiRefuses) {
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  CUfileDrvProps_t before{}, after{};
+  ASSERT_EQ(cuFileDriverGetProperties(&before).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileDriverSetMaxDirectIOSize(6).err, CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+  EXPECT_EQ(cuFileDriverSetPollMode(true, 6).err, CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+  EXPECT_EQ(cuFileDriverSetMaxCacheSize(4098).err, CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+  EXPECT_EQ(cuFileDriverSetMaxPinnedMemSize(4097).err, CU_FILE_DRIVER_UNSUPPORTED_LIMIT);
+  ASSERT_EQ(cuFileDriverGetProperties(&after).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(after.nvfs.max_direct_io_size, before.nvfs.max_direct_io_size);
+  EXPECT_EQ(after.nvfs.poll_thresh_size, before.nvfs.poll_thresh_size);
+  EXPECT_EQ(after.nvfs.dcontrolflags, before.nvfs.dcontrolflags);
+  EXPECT_EQ(after.max_device_cache_size, before.max_device_cache_size);
+  EXPECT_EQ(after.max_device_pinned_mem_size, before.max_device_pinned_mem_size);
+  size_t v = 0;
+  EXPECT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 6).err,
+            CU_FILE_DRIVER_ALREADY_OPEN);
+  ASSERT_EQ(cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, &v).err,
+            CU_FILE_SUCCESS);
+  EXPECT_EQ(v % 4, 0u);
+  EXPECT_EQ(cuFileDriverSetMaxDirectIOSize(8).err, CU_FILE_SUCCESS);
+}
+
+// ---- the descriptor changes behind the handle -------------------------------
+
+TEST_F(Contract, AppendSetWithFcntlAfterRegistrationIsRefused) {
+  const std::vector<uint8_t> data = RandomBytes(8192, 3);
+  WriteWholeFile(dir_.File("f"), data);
+  const int fd = Open("f", O_RDWR);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  ASSERT_EQ(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_APPEND), 0);
+  const std::vector<uint8_t> src = RandomBytes(100, 4);
+  EXPECT_EQ(cuFileWrite(fh, src.data(), 100, 0, 0),
+            -static_cast<ssize_t>(CU_FILE_INVALID_FILE_OPEN_FLAG))
+      << "pwrite would append at the end instead of writing at offset 0";
+  EXPECT_EQ(ReadWholeFile(dir_.File("f")), data);
+  std::vector<uint8_t> back(100);
+  EXPECT_EQ(cuFileRead(fh, back.data(), 100, 0, 0), 100) << "reads are unaffected";
+  ASSERT_EQ(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_APPEND), 0);
+  EXPECT_EQ(cuFileWrite(fh, src.data(), 100, 0, 0), 100);
+  std::vector<uint8_t> want = data;
+  std::memcpy(want.data(), src.data(), 100);
+  EXPECT_EQ(ReadWholeFile(dir_.File("f")), want);
+  cuFileHandleDeregister(fh);
+}
+
+class ReusedDescriptor : public Contract, public ::testing::WithParamInterface<bool> {};
+
+// fd N registered, closed by the application, N given to another file: the
+// old handle refuses I/O (-1/EBADF, as for a closed descriptor) and neither
+// file changes; N registers anew for the new file.
+TEST_P(ReusedDescriptor, OldHandleNeverReachesTheNewFile) {
+  const bool direct = GetParam();
+  if (direct && !DirectIoSupported(dir_.path()))
+    GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+  const std::vector<uint8_t> a = RandomBytes(16384, 5), b = RandomBytes(16384, 6);
+  WriteWholeFile(dir_.File("a"), a);
+  WriteWholeFile(dir_.File("b"), b);
+  const int flags = O_RDWR | (direct ? O_DIRECT : 0);
+  const int fd = ::open(dir_.File("a").c_str(), flags);
+  ASSERT_GE(fd, 0);
+  CUfileHandle_t old = nullptr;
+  ASSERT_EQ(Register(fd, &old), CU_FILE_SUCCESS);
+  void *mem = nullptr;
+  ASSERT_EQ(::posix_memalign(&mem, 4096, 16384), 0);
+  std::memset(mem, 0x5a, 16384);
+  // Unaligned edges open the buffered descriptor before the close.
+  ASSERT_EQ(cuFileWrite(old, mem, 100, 10, 0), 100);
+  std::vector<uint8_t> a2 = a;
+  std::memset(a2.data() + 10, 0x5a, 100);
+  ::close(fd);
+  const int fd2 = ::open(dir_.File("b").c_str(), flags);
+  ASSERT_EQ(fd2, fd) << "the lowest free number is reused";
+  fds_.push_back(fd2);
+  errno = 0;
+  EXPECT_EQ(cuFileWrite(old, mem, 8192 + 100, 0, 0), -1);
+  EXPECT_EQ(errno, EBADF);
+  errno = 0;
+  EXPECT_EQ(cuFileRead(old, mem, 8192 + 100, 0, 0), -1);
+  EXPECT_EQ(errno, EBADF);
+  EXPECT_EQ(ReadWholeFile(dir_.File("a")), a2);
+  EXPECT_EQ(ReadWholeFile(dir_.File("b")), b);
+  CUfileHandle_t fresh = nullptr;
+  ASSERT_EQ(Register(fd2, &fresh), CU_FILE_SUCCESS) << "the stale registration is not in the way";
+  cuFileHandleDeregister(old);
+  CUfileHandle_t again = nullptr;
+  EXPECT_EQ(Register(fd2, &again), CU_FILE_HANDLE_ALREADY_REGISTERED)
+      << "deregistering the stale handle left the new registration";
+  std::memset(mem, 0x33, 16384);
+  EXPECT_EQ(cuFileWrite(fresh, mem, 4096, 0, 0), 4096);
+  std::vector<uint8_t> b2 = b;
+  std::memset(b2.data(), 0x33, 4096);
+  EXPECT_EQ(ReadWholeFile(dir_.File("b")), b2);
+  EXPECT_EQ(ReadWholeFile(dir_.File("a")), a2);
+  cuFileHandleDeregister(fresh);
+  std::free(mem);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReusedDescriptor, ::testing::Bool(),
+                         [](const auto &i) { return i.param ? "ODirect" : "Buffered"; });
+
+}  // namespace
+}  // namespace ufile::test
