@@ -65,3 +65,28 @@ ufile_pc_dir(UFILE_PC_INCLUDEDIR "${CMAKE_INSTALL_INCLUDEDIR}")
 configure_file(${PROJECT_SOURCE_DIR}/cmake/ufile.pc.in ${PROJECT_BINARY_DIR}/ufile.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/ufile.pc
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig COMPONENT dev)
+
+# The Python package (python/ufile): under the prefix where that prefix's
+# python3 looks (Debian: PREFIX/lib/python3.N/dist-packages; /usr:
+# lib/python3/dist-packages), with _libpath.py naming the library relative to
+# the package, so that a moved or DESTDIR install still finds it.
+set(UFILE_PYTHON "/usr/bin/python3" CACHE FILEPATH "python3 whose layout the package installs for")
+if(NOT DEFINED UFILE_INSTALL_PYTHONDIR AND EXISTS "${UFILE_PYTHON}")
+  execute_process(COMMAND ${UFILE_PYTHON} -c
+    "import sys,sysconfig;d='dist-packages' if 'dist-packages' in sysconfig.get_path('purelib') else 'site-packages';print('lib/python3/'+d if d=='dist-packages' and sys.argv[1]=='/usr' else 'lib/python%d.%d/%s'%(sys.version_info[0],sys.version_info[1],d))"
+    ${CMAKE_INSTALL_PREFIX}
+    OUTPUT_VARIABLE UFILE_PYDIR_GUESS OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+if(NOT UFILE_PYDIR_GUESS)
+  set(UFILE_PYDIR_GUESS "lib/python3/site-packages")
+endif()
+set(UFILE_INSTALL_PYTHONDIR "${UFILE_PYDIR_GUESS}" CACHE PATH
+  "Where the ufile Python package goes, relative to the prefix")
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ufile DESTINATION ${UFILE_INSTALL_PYTHONDIR}
+  COMPONENT runtime PATTERN __pycache__ EXCLUDE PATTERN "*.so*" EXCLUDE)
+file(RELATIVE_PATH UFILE_PY_TO_LIB "/p/${UFILE_INSTALL_PYTHONDIR}/ufile"
+  "/p/${CMAKE_INSTALL_LIBDIR}/libufile.so.0")
+file(WRITE ${PROJECT_BINARY_DIR}/python/_libpath.py
+  "# Written by cmake --install: the library, relative to this folder.\nLIBRARY = \"${UFILE_PY_TO_LIB}\"\n")
+install(FILES ${PROJECT_BINARY_DIR}/python/_libpath.py
+  DESTINATION ${UFILE_INSTALL_PYTHONDIR}/ufile COMPONENT runtime)
