@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: Apache-2.0
-"""Renders the JSON lines of bench/run_compare.sh as Markdown tables for
-docs/BENCHMARKS.md: one table per --compare run (a run starts at its
-pinned-copy row), figures exactly as measured.
+"""Renders the JSON lines of bench/run_compare.sh as the Markdown tables of
+docs/BENCHMARKS.md, figures exactly as measured: one table per command, a
+--compare run starting at its pinned-copy row; nvidia rows that failed are
+left out (the page says so once).
     bench/render_tables.py OUT_DIR hot-read randread-1t ...
 """
 import json
@@ -20,42 +21,63 @@ def fmt(v, digits=2):
     return "-" if v is None else f"{v:.{digits}f}"
 
 
-def tables(rows):
-    out, cur = [], []
+def runs(rows):
+    out = []
     for r in rows:
-        if r["type"] == "pinned-copy" and cur:
-            out.append(cur)
-            cur = []
-        cur.append(r)
-    if cur:
-        out.append(cur)
+        if r["type"] == "pinned-copy" or not out:
+            out.append([])
+        out[-1].append(r)
     return out
 
 
-def render(name, rows):
-    for t in tables(rows):
-        u = next(r for r in t if r["type"] == "ufile")
-        odirect = ", O_DIRECT" if u["odirect"] else ""
-        print(f"**{name}: {u['op']} {size(u['io_size'])}, {u['threads']} thread(s), {u['cache']}"
-              f"{odirect}** ({u['date']}, median of {u['repeats']}; ceiling: {u['ceiling']})\n")
-        print("| row | GB/s | min - max | IOPS | p50 us | p99 us | CPU s/GB | ratio | verified | setting |")
-        print("|---|---|---|---|---|---|---|---|---|---|")
-        for r in t:
-            if r["error"]:
-                print(f"| {r['type']} | failed | | | | | | | | {r['error']} |")
+def setting(r):
+    if r["type"] == "ufile":
+        return "the naive row's thread count" if "naive" in r["setting"] else "one caller"
+    s = r["setting"]
+    for cut in (", no file", ", O_DIRECT", "O_DIRECT, "):
+        s = s.replace(cut, "")
+    return s
+
+
+def cells(r, random):
+    if r["error"]:
+        return None
+    if r["verified"] is False:
+        raise SystemExit(f"{r['type']} row not verified: refusing to render it")
+    common = f"{fmt(r['cpu_s_per_gb'], 3)} | {fmt(r['ratio'], 3)} | {setting(r)}"
+    if random:
+        return (f"{r['type']} | {r['iops']:,.0f} | {fmt(r['gbps_min'])} - {fmt(r['gbps_max'])}"
+                f" | {fmt(r['p50_us'], 1)} | {fmt(r['p99_us'], 1)} | {common}")
+    return f"{r['type']} | {fmt(r['gbps'])} | {fmt(r['gbps_min'])} - {fmt(r['gbps_max'])} | {common}"
+
+
+def render(rows):
+    random = any(r["p50_us"] is not None for r in rows)
+    if random:
+        print("| row | IOPS | GB/s min - max | p50 us | p99 us | CPU s/GB | ratio | setting |")
+        print("|---|---|---|---|---|---|---|---|")
+    else:
+        print("| request | row | GB/s | min - max | CPU s/GB | ratio | setting |")
+        print("|---|---|---|---|---|---|---|")
+    for run in runs(rows):
+        u = next((r for r in run if r["type"] == "ufile"), run[0])
+        first = True
+        for r in run:
+            line = cells(r, random)
+            if line is None:
                 continue
-            ver = {True: "yes", False: "NO", None: "n/a"}[r["verified"]]
-            print(f"| {r['type']} | {fmt(r['gbps'])} | {fmt(r['gbps_min'])} - {fmt(r['gbps_max'])}"
-                  f" | {fmt(r['iops'], 0)} | {fmt(r['p50_us'], 1)} | {fmt(r['p99_us'], 1)}"
-                  f" | {fmt(r['cpu_s_per_gb'], 3)} | {fmt(r['ratio'], 3)} | {ver} | {r['setting']} |")
-        print()
+            if not random:
+                line = (f"**{size(u['io_size'])}** | " if first else " | ") + line
+                first = False
+            print(f"| {line} |")
+    print()
 
 
 def main():
     out_dir = sys.argv[1]
     for name in sys.argv[2:]:
         with open(f"{out_dir}/{name}.jsonl") as f:
-            render(name, [json.loads(line) for line in f if line.strip()])
+            render([json.loads(line) for line in f if line.strip()])
 
 
 if __name__ == "__main__":
