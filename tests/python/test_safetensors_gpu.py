@@ -83,6 +83,8 @@ def test_load_file_keys_metadata_and_tensors(ckpt):
     assert all(same(ours[k], theirs[k]) for k in theirs)
     with us.safe_open(path, "pt", device="cuda") as a, st_open(path, "pt", device="cuda") as b:
         assert a.keys() == list(b.keys())
+        if hasattr(b, "offset_keys"):
+            assert a.offset_keys() == list(b.offset_keys())
         assert a.metadata() == b.metadata()
         for k in b.keys():
             assert same(a.get_tensor(k), b.get_tensor(k))

@@ -63,6 +63,10 @@ class Header:
     metadata: dict | None
     tensors: dict  # name -> TensorInfo, in the JSON's order
 
+    def offset_order(self) -> list[str]:
+        """Names in the order of their data (then by name, for empty tensors)."""
+        return [t.name for t in sorted(self.tensors.values(), key=lambda t: (t.begin, t.name))]
+
     def info(self, name: str) -> TensorInfo:
         try:
             return self.tensors[name]

@@ -87,7 +87,8 @@ class Load:
         return pieces
 
     def tensors(self, i: int) -> dict[str, Any]:
-        """File i's tensors by name (sorted), once its reads completed."""
+        """File i's tensors in file (offset) order, as safetensors' load_file
+        returns them, once its reads completed."""
         s = self.shards[i]
         _engine.wait_all(s.futures)
         for b in s.registered:
@@ -95,11 +96,11 @@ class Load:
         s.registered = []
         h = s.header
         if self.opts.max_device_bytes is not None:
-            out = {name: s.owned[name] for name in sorted(h.tensors)}
+            out = {name: s.owned[name] for name in h.offset_order()}
         else:
             out = {name: self.fw.from_bytes(s.buffer, h.data_start + h.tensors[name].begin,
                                             h.tensors[name], h.path)
-                   for name in sorted(h.tensors)}
+                   for name in h.offset_order()}
         s.buffer, s.owned = None, {}
         return out
 

@@ -44,6 +44,10 @@ class safe_open:  # noqa: N801 - the safetensors package's name
         """Tensor names, sorted (as the safetensors package returns them)."""
         return sorted(self._header.tensors)
 
+    def offset_keys(self) -> list[str]:
+        """Tensor names in the order of their data in the file."""
+        return self._header.offset_order()
+
     def metadata(self) -> dict[str, str] | None:
         """The header's "__metadata__" map, or None."""
         return None if self._header.metadata is None else dict(self._header.metadata)
