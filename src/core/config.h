@@ -70,7 +70,7 @@ struct Config {
   bool io_uring_fixed_buffers = true;
   // io_uring reaches registered handles' descriptors as registered files.
   // Off by default: ufile's own rows did not gain from it on the H100
-  // machine (docs/BENCHMARKS.md, session 8), where raw 16-thread 4 KiB
+  // machine, where raw 16-thread 4 KiB
   // reads of one file ran 1.9x faster with it.
   bool io_uring_fixed_files = false;
 

@@ -5,7 +5,7 @@
 // callers each fanned out over all sixteen I/O threads: 32 threads on 16
 // cores, every request cut into 1 MiB pieces, and 16 MiB-256 MiB reads into
 // GPU memory at 27-38 GB/s where sixteen plain pread + copy loops moved 49-52
-// (docs/BENCHMARKS.md, session 5). The share is fixed when the request starts.
+// (H100). The share is fixed when the request starts.
 // Thread-safety: any number of shares may be taken concurrently on one counter.
 #pragma once
 

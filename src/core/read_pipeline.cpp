@@ -19,7 +19,7 @@ namespace {
 constexpr long kWaitNs = 1000000;     // a lost wake-up costs at most 1 ms
 constexpr uint64_t kNotRead = ~0ull;  // a chunk whose bytes are not in yet
 
-// Measured on the H100 machine (docs/BENCHMARKS.md, session 4): a ring of 4
+// Measured on the H100 machine: a ring of 4
 // buffers lost up to half the throughput against 8; the other settings
 // (copy size 0.5-4 MiB, spinning 100-20000 times, the caller reading or not)
 // moved nothing beyond the run-to-run spread.

@@ -27,7 +27,7 @@ constexpr size_t kMinSplitChunk = 1 << 20;
 // submission, a wake-up and a copy (about 100 us of CPU per chunk on the
 // H100 machine's virtio disk). At 16 MiB, 4 MiB chunks used 0.05-0.06 CPU
 // s/GB where 1 MiB chunks used 0.10-0.14, at speeds within the disk's
-// run-to-run spread (docs/BENCHMARKS.md, session 6).
+// run-to-run spread.
 constexpr size_t kMinDirectChunk = 4u << 20;
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
@@ -252,8 +252,8 @@ size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged, bool direct, si
 }
 
 // Reads into GPU memory from 32 MiB to under 512 MiB go through the pipeline
-// (core/read_pipeline). Measured on the H100 machine (docs/BENCHMARKS.md,
-// session 4): at 64 MiB it moved 1.3-1.5x the bytes per second of the double
+// (core/read_pipeline). Measured on the H100 machine: at 64 MiB it moved
+// 1.3-1.5x the bytes per second of the double
 // buffering below; at 256 MiB 0.8-1.2x (median 1.04x) with a quarter less CPU. At 16 MiB
 // it was slower (its fixed costs and 256 KiB reads do not pay off), and at
 // 1 GiB its one copy stream varied from 26 to 48 GB/s between runs where the
@@ -266,7 +266,7 @@ constexpr size_t kPipelineMaxBytes = 512u << 20;
 // callers of 64-256 MiB the pipeline gave 26-28 GB/s, the double buffering 52).
 // Not O_DIRECT reads: they wait on the disk, not on the copies, and the
 // double buffering's 4 MiB chunks and sleeping waits moved them as fast with
-// a fifth to a quarter less CPU (cold 64 and 256 MiB, session 6).
+// a fifth to a quarter less CPU (cold 64 and 256 MiB).
 bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolShare &share) {
   return needs_copy && !direct && !req.write && req.size >= kPipelineMinBytes &&
          req.size < kPipelineMaxBytes && share.parts() > 1 && share.alone();
@@ -276,7 +276,7 @@ bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolSha
 // one file run one at a time under its inode lock (ext4, XFS, btrfs), so
 // helpers would only spin on it. One participant, whose double buffering
 // overlaps its GPU copies with its writes, moved 5.5-5.8 GB/s where sixteen
-// moved 5.0-5.2, with an eighth of the CPU (docs/BENCHMARKS.md, session 5).
+// moved 5.0-5.2, with an eighth of the CPU (H100).
 bool Splittable(Runtime &rt, const IoRequest &req, bool direct) {
   if (req.size < rt.min_split_bytes()) return false;
   return !req.write || direct || req.file->is_fs_ops();
@@ -304,9 +304,9 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   job.chunk_size = in.chunk_size;
   job.lease_size = std::min(in.chunk_size, (req.size + 4095) / 4096 * 4096);
   // O_DIRECT chunks wait on storage, so a participant sleeps on its staging
-  // copies instead of spinning (docs/BENCHMARKS.md, session 6: a third less
-  // CPU for O_DIRECT writes, as fast; session 7: sleeping and polling instead
-  // of blocking events took another 6-32 % off cold reads and writes).
+  // copies instead of spinning (H100: a third less CPU for O_DIRECT writes,
+  // as fast; sleeping and polling instead of blocking events took another
+  // 6-32 % off cold reads and writes).
   job.sleep_on_copies = direct;
 
   CUcontext ctx = nullptr;

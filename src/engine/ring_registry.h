@@ -4,10 +4,10 @@
 // registered file handles as registered files.
 // - A transfer into or out of a registered buffer skips the kernel's pinning
 //   and unpinning of its pages on every request: a third to a half of an
-//   O_DIRECT read's CPU on the H100 machine (docs/BENCHMARKS.md, sessions 7-8).
+//   O_DIRECT read's CPU on the H100 machine.
 // - A request on a registered file skips taking and dropping a reference to
 //   the file, an atomic on a cache line that every thread reading the same
-//   file shares: 16 threads of 4 KiB reads ran 1.9x faster (session 8).
+//   file shares: 16 threads of 4 KiB reads ran 1.9x faster (H100).
 //
 // Publish*() puts a resource in a slot under a new generation (a file's slot
 // is its descriptor's number). Each thread's ring holds one sparse table per

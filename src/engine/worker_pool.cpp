@@ -76,7 +76,7 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   // offers: busy ones find the work when done, and a thread woken for
   // nothing costs a context switch. Waking all 15 idle threads for the 3
   // offers of a 16 MiB O_DIRECT request cost 16-33 % more CPU s/GB, and
-  // 16 MiB reads from 4 callers 9-14 % of their GB/s (BENCHMARKS.md, session 6).
+  // 16 MiB reads from 4 callers 9-14 % of their GB/s (H100).
   const size_t asleep = sleeping_.load(std::memory_order_acquire);
   if (asleep > 0) {
     if (helpers >= asleep)

@@ -4,7 +4,7 @@
 // as it should take and then polling its event. Not with an event created
 // with CU_EVENT_BLOCKING_SYNC: each of its completions is an interrupt that
 // CUDA's event-handler thread takes, and that thread cost 10-15 % of the CPU
-// of cold O_DIRECT reads (docs/BENCHMARKS.md, session 7).
+// of cold O_DIRECT reads on the H100 machine.
 // Thread-safety: any thread; ev is the caller's.
 #pragma once
 
