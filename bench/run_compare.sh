@@ -4,6 +4,7 @@
 # options recorded there. Run on the GPU machine (16 cores, 128 GiB RAM,
 # 64 GB disk) from the repository root, after building ufile-bench:
 #   bench/run_compare.sh [BUILD_DIR]          (default: build)
+# bench/results/ holds the JSON lines of the run docs/BENCHMARKS.md shows.
 # About 7.5 minutes of wall time in all (each table's time is logged).
 # Writes under $OUT (default build-bench-out/): per table NAME.txt (the
 # table), NAME.jsonl (one JSON object per row), NAME.err; commands.txt (each

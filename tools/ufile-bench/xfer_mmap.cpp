@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// mmap: the zero-copy alternative for page-cache-hot reads that issue 3 asks
-// to measure. Per request: mmap the file range, cuMemHostRegister it
+// mmap: the zero-copy alternative for page-cache-hot reads, measured beside
+// ufile's staged reads. Per request: mmap the file range, cuMemHostRegister it
 // (read-only), one cuMemcpyHtoDAsync straight from the page cache to the
 // GPU, then unregister and unmap. No CPU copy, but the pages are pinned and
 // unpinned for every request. Reads only; needs a GPU.

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// -x pipeline: issue 4's stream target. The file is processed in chunks
+// -x pipeline: the stream API's target. The file is processed in chunks
 // (read -> XOR kernel -> write), once as a two-stream cuFileReadAsync ->
 // cuLaunchKernel -> cuFileWriteAsync pipeline and once synchronously a chunk
 // at a time; the target is async <= 0.6x sync. Both are measured with two
