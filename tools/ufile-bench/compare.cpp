@@ -73,7 +73,7 @@ RowResult NaiveBest(const RowSpec &base, const Gpu &gpu, const MeasurePlan &mp) 
   return r;
 }
 
-// The row the table's ratios are against (the targets name it).
+// The row the table's ratios are against (ufile's targets name it).
 const RowResult *CeilingOf(const Options &opt, const RowResult &copy, const RowResult &raw) {
   if (!opt.is_write()) return opt.cold ? &raw : &copy;
   if (opt.odirect) return &raw;
@@ -93,7 +93,7 @@ int Both(int a, int b) {
   return (a == 0 || b == 0) ? 0 : (a < 0 || b < 0) ? -1 : 1;
 }
 
-// The target for ufile's row in this table, and whether it is met.
+// ufile's target for its row in this table, and whether it is met.
 // Every table also asks for CPU s/GB no worse than the naive loop's.
 void SetTarget(const Options &opt, const Gpu &gpu, const RowResult &naive, RowResult *u) {
   if (!std::isnan(naive.gbps) && !std::isnan(u->gbps)) {
