@@ -67,7 +67,7 @@ typedef struct ufile_devio_stats {
 } ufile_devio_stats_t;
 
 /* Fills *params with the defaults above. */
-void ufile_devio_params_init(ufile_devio_params_t *params);
+CUFILE_API void ufile_devio_params_init(ufile_devio_params_t *params);
 
 /* Creates a set of queues for num_handles registered handles (kernels name
  * them by their index in handles[], or look them up: ufile::dev::find_file).
@@ -80,8 +80,8 @@ void ufile_devio_params_init(ufile_devio_params_t *params);
  *   -ENOMEM     memory could not be mapped, pinned or allocated
  *   -EIO        a CUDA call failed (logged)
  *   -ESHUTDOWN  the driver is closing */
-int ufile_devio_create(ufile_devio_t **out, const CUfileHandle_t *handles, unsigned num_handles,
-                       const ufile_devio_params_t *params);
+CUFILE_API int ufile_devio_create(ufile_devio_t **out, const CUfileHandle_t *handles,
+                                  unsigned num_handles, const ufile_devio_params_t *params);
 
 /* Destroy flags. */
 #define UFILE_DEVIO_DESTROY_FORCE 0x1u /* skip the device-side check: the caller knows no \
@@ -92,23 +92,23 @@ int ufile_devio_create(ufile_devio_t **out, const CUfileHandle_t *handles, unsig
  * device code and for every request submitted to complete; if that does not
  * happen, nothing is freed and it returns -EBUSY (the set stays usable for
  * waits; call again once the kernels are done). -EINVAL for NULL. */
-int ufile_devio_destroy(ufile_devio_t *dio, unsigned flags);
+CUFILE_API int ufile_devio_destroy(ufile_devio_t *dio, unsigned flags);
 
 /* What kernels take (by value): valid until the set is destroyed. */
-int ufile_devio_get_view(const ufile_devio_t *dio, ufile_devio_view_t *view);
+CUFILE_API int ufile_devio_get_view(const ufile_devio_t *dio, ufile_devio_view_t *view);
 
 /* The path serving the set: UFILE_DEVIO_PATH_NOCPU or _PROXY. */
-int ufile_devio_path(const ufile_devio_t *dio);
+CUFILE_API int ufile_devio_path(const ufile_devio_t *dio);
 
 /* Counters of the set (device counters read without stopping kernels). */
-int ufile_devio_get_stats(ufile_devio_t *dio, ufile_devio_stats_t *stats);
+CUFILE_API int ufile_devio_get_stats(ufile_devio_t *dio, ufile_devio_stats_t *stats);
 
 /* The path UFILE_DEVIO_PATH_AUTO gets on this machine; when it is the proxy,
  * why[] (if given) says why the no-CPU path is unavailable. */
-int ufile_devio_probe(char *why, size_t why_len);
+CUFILE_API int ufile_devio_probe(char *why, size_t why_len);
 
 /* "nocpu", "proxy", "auto" or "unknown". */
-const char *ufile_devio_path_name(int path);
+CUFILE_API const char *ufile_devio_path_name(int path);
 
 #ifdef __cplusplus
 }  /* extern "C" */

@@ -7,6 +7,8 @@
 #   pc-build, pc-run        the same with pkg-config (CMake's module, then plain cc)
 #   dropin-build, dropin-run  linked to the drop-in libcufile.so.0 (ufile::cufile),
 #                           run with LD_LIBRARY_PATH, as a program built for NVIDIA's
+#   devio-build, devio-run  docs/DEVICE_IO.md's example (CUDA) with find_package(ufile);
+#                           exit 77 without nvcc, without a GPU, or when not built
 set -eu
 step=$1 work=$2 build=$3 src=$4 gen=$5 cc=$6
 prefix=$work/prefix
@@ -71,6 +73,22 @@ case $step in
     [ "$found" = "$prefix/lib/ufile/libcufile.so.0" ] ||
       { say "FAIL: libcufile.so.0 resolves to '$found'"; exit 1; }
     "$work/dropin/hello_cufile" "$work"
+    ;;
+  devio-build)
+    # docs/DEVICE_IO.md's example: a CUDA kernel through the installed headers
+    # and libufile's exported ufile_devio_* functions.
+    nvcc=${CUDACXX:-$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)}
+    [ -x "$nvcc" ] || { say "skipped: no nvcc to build the device I/O example"; exit 77; }
+    rm -rf "$work/devio"
+    cmake -S "$src/tests/packaging/devio_example" -B "$work/devio" -G "$gen" \
+      -DCMAKE_CUDA_COMPILER="$nvcc" -DCMAKE_PREFIX_PATH="$prefix" -DCMAKE_BUILD_TYPE=Release
+    cmake --build "$work/devio"
+    say "ok: built docs/DEVICE_IO.md's example against find_package(ufile)"
+    ;;
+  devio-run)
+    [ -x "$work/devio/devio_example" ] ||
+      { say "skipped: $work/devio/devio_example not built (packaging_devio_build)"; exit 77; }
+    "$work/devio/devio_example" "$work"
     ;;
   *)
     echo "unknown step $step" >&2
