@@ -79,6 +79,10 @@ class Bench:
                "GBps": round(self.nbytes / sec / 1e9, 2), "runs": [round(t, 3) for t in times],
                "extra_GiB": round(max(extras) / GIB, 3), "check": checks[0] if len(
                    set(checks)) == 1 else str(checks)}
+        from ufile.safetensors import _loader
+        if label.startswith("ufile") and _loader.last_times:
+            res["phases_s"] = {k: round(v, 3) for k, v in _loader.last_times.items()}
+            _loader.last_times = {}
         self.emit(res)
         return res
 
@@ -112,6 +116,34 @@ def ceilings(b: Bench) -> None:
         sec = time.perf_counter() - t0
         b.emit({"row": "raw O_DIRECT preadv (16 threads, 16 MiB)", "cache": "cold",
                 "s": round(sec, 3), "GBps": round(n / sec / 1e9, 2)})
+
+
+def reads_only(b: Bench) -> None:
+    for inflight, rb in ((4, 0), (8, 256 << 20), (16, 64 << 20)):
+        secs = []
+        for _ in range(b.args.reps):
+            sec, out = rows.ufile_reads_only(b.args.dir, inflight, rb)
+            secs.append(sec)
+            check = verify(out, b.ref)
+            del out
+        sec = statistics.median(secs)
+        b.emit({"row": f"ufile reads only, buffers preallocated (inflight={inflight}, "
+                       f"request={rb >> 20}MiB)", "cache": "hot", "s": round(sec, 3),
+                "GBps": round(b.nbytes / sec / 1e9, 2), "runs": [round(t, 3) for t in secs],
+                "check": check})
+
+
+def alloc_only(b: Bench) -> None:
+    from ufile.safetensors import _format, checkpoint_files
+    sizes = [_format.read_header(f).file_size for f in checkpoint_files(b.args.dir)]
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    t0 = time.perf_counter()
+    bufs = [torch.empty(n, dtype=torch.uint8, device="cuda") for n in sizes]
+    torch.cuda.synchronize()
+    b.emit({"row": "torch.empty of the 4 file buffers after empty_cache (cudaMalloc)",
+            "s": round(time.perf_counter() - t0, 3)})
+    del bufs
 
 
 def sweep(b: Bench) -> None:
@@ -174,6 +206,9 @@ def run_all(b: Bench, only: set) -> None:
     warm(b.files)
     for label, fn in loaders:
         b.row(label, fn, False, a.reps)
+    if want("ufile"):
+        reads_only(b)
+        alloc_only(b)
     if a.sweep:
         sweep(b)
     if want("fresh"):

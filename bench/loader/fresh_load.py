@@ -11,16 +11,17 @@ import torch  # noqa: E402
 
 torch.empty(1, device="cuda")
 t_cuda = time.perf_counter()
-from ufile.safetensors import load_checkpoint  # noqa: E402
+from ufile.safetensors import _loader, load_checkpoint  # noqa: E402
 
 opts = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
-times = []
+times, phases = [], []
 for _ in range(2):
     t0 = time.perf_counter()
     out = load_checkpoint(sys.argv[1], device="cuda", **opts)
     torch.cuda.synchronize()
     times.append(time.perf_counter() - t0)
+    phases.append({k: round(v, 3) for k, v in _loader.last_times.items()})
     nbytes = sum(t.numel() * t.element_size() for t in out.values())
     del out
 print(json.dumps({"startup_s": t_cuda - t_start, "first_s": times[0], "second_s": times[1],
-                  "bytes": nbytes, "pid": os.getpid()}))
+                  "bytes": nbytes, "phases_s": phases, "pid": os.getpid()}))

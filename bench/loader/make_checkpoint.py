@@ -22,7 +22,7 @@ SIZES = {
 def config_for(size: str):
     from transformers import LlamaConfig
     return LlamaConfig(**SIZES[size], max_position_embeddings=8192, rope_theta=500000.0,
-                       tie_word_embeddings=False, torch_dtype="bfloat16")
+                       tie_word_embeddings=False, dtype="bfloat16")
 
 
 def param_shapes(config) -> list[tuple[str, tuple]]:

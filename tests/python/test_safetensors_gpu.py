@@ -5,7 +5,6 @@ slices, keys, metadata, and the same exception types."""
 from __future__ import annotations
 
 import json
-import os
 
 import pytest
 import torch

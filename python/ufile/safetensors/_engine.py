@@ -4,12 +4,12 @@
 A plan is a list of (File, destination address, size, file offset) pieces. Each
 piece is one cuFileRead, which ufile itself splits into chunks over its I/O
 threads, reads into pinned staging and copies to the GPU asynchronously; Python
-threads keep ``inflight`` such requests running (ctypes drops the GIL in the call)."""
+threads keep ``inflight`` such requests running (ctypes drops the GIL in the call),
+in the order planned (file by file)."""
 from __future__ import annotations
 
 import concurrent.futures as _futures
 import ctypes
-import itertools
 import os
 from dataclasses import dataclass
 
@@ -51,14 +51,6 @@ def split(file: File, ptr: int, size: int, file_offset: int, what: str,
         nxt = min(end, (pos // request_bytes + 1) * request_bytes)
         out.append(Piece(file, ptr + pos - file_offset, nxt - pos, pos, what))
         pos = nxt
-    return out
-
-
-def interleave(per_file: list[list[Piece]]) -> list[Piece]:
-    """Round-robin over files, so that every file has a request in flight."""
-    out = []
-    for group in itertools.zip_longest(*per_file):
-        out.extend(p for p in group if p is not None)
     return out
 
 

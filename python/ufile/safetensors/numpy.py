@@ -5,7 +5,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import SafetensorError, load, safe_open  # noqa: F401
+from . import SafetensorError, load, safe_open
+
+__all__ = ["SafetensorError", "load_file", "safe_open"]
 
 
 def load_file(filename: str | os.PathLike, **options: Any) -> dict[str, Any]:

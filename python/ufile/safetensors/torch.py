@@ -1,3 +1,5 @@
 # SPDX-License-Identifier: Apache-2.0
 """``from ufile.safetensors.torch import load_file`` as with safetensors.torch."""
-from . import SafetensorError, load_file, safe_open  # noqa: F401
+from . import SafetensorError, load_file, safe_open
+
+__all__ = ["SafetensorError", "load_file", "safe_open"]
