@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# pip installs python/ into a fresh virtual environment offline (Debian's pip and
+# setuptools, no index, no build isolation) with the library copied in, and the
+# installed package loads it and reads a file. Exit 77 without venv or pip.
+#   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
+set -euo pipefail
+py=$1 src=$2 lib=$3 work=$4
+rm -rf "$work" && mkdir -p "$work"
+if ! "$py" -m venv --system-site-packages "$work/venv" >"$work/venv.log" 2>&1; then
+  echo "SKIPPED: $py -m venv failed (python3-venv missing?): $(tail -1 "$work/venv.log")"; exit 77
+fi
+if ! "$work/venv/bin/python" -m pip --version >/dev/null 2>&1; then
+  echo "SKIPPED: no pip in the virtual environment"; exit 77
+fi
+cp -r "$src/python" "$work/pkg"  # a copy: pip writes build/ and *.egg-info beside the sources
+UFILE_LIBRARY="$lib" "$work/venv/bin/pip" install --no-index --no-build-isolation \
+  --no-cache-dir -q "$work/pkg"
+cd "$work"
+env -u UFILE_LIBRARY -u PYTHONPATH "$work/venv/bin/python" - <<'PY'
+import os, ufile
+loaded = ufile.library_path()
+here = os.path.dirname(ufile.__file__)
+assert loaded.startswith(os.path.realpath(here)) or loaded.startswith(here), loaded
+with ufile.File("probe.bin", "w") as f:
+    f.write_from(b"ufile" * 1000)
+buf = bytearray(5000)
+with ufile.File("probe.bin") as f:
+    assert f.read_into(buf) == 5000 and bytes(buf) == b"ufile" * 1000
+import ufile.safetensors
+print("pip-installed ufile", ufile.__version__, "loads", loaded)
+PY
