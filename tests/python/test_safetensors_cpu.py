@@ -64,8 +64,9 @@ def _torch_entries(entries):
     return [e for e in entries if _torch_dtype(e[1]) is not None]
 
 
-@pytest.mark.parametrize("opts", [{}, {"max_device_bytes": 1 << 20},
-                                  {"direct": True, "request_bytes": 4096, "inflight": 2}])
+@pytest.mark.parametrize("opts", [{}, {"max_device_bytes": 1 << 20}, {"request_bytes": 0},
+                                  {"direct": True, "request_bytes": 4096, "inflight": 2},
+                                  {"request_bytes": 3 * 4096 + 5, "inflight": 3}])
 def test_torch_every_dtype(tmp_path, opts):
     entries = _torch_entries(_entries(align_break=True))
     path = st_writer.write(str(tmp_path / "t.safetensors"), entries, align=1)
@@ -75,6 +76,18 @@ def test_torch_every_dtype(tmp_path, opts):
         t = out[name]
         assert t.dtype == _torch_dtype(dtype) and tuple(t.shape) == shape, name
         assert t.device.type == "cpu" and _bytes_of(t) == raw, name
+
+
+def test_views_share_one_buffer_per_run(tmp_path):
+    entries = [(f"t{i}", "F32", (1000,), _raw("F32", (1000,))) for i in range(10)]
+    path = st_writer.write(str(tmp_path / "v.safetensors"), entries)
+    out = us.load_file(path, request_bytes=3 * 4096)  # 4000-byte tensors: 2 a run
+    storages = {n: t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage")
+                else t.storage().data_ptr() for n, t in out.items()}
+    assert 3 <= len(set(storages.values())) <= 6
+    assert all(_bytes_of(out[e[0]]) == e[3] for e in entries)
+    whole = us.load_file(path, request_bytes=0)
+    assert len({t.storage().data_ptr() for t in whole.values()}) == 1
 
 
 def test_dtype_missing_from_torch_is_a_clear_error(tmp_path):

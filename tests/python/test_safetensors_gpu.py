@@ -64,6 +64,7 @@ def same(a, b):
 
 @pytest.mark.parametrize("opts", [{}, {"max_device_bytes": 1 << 30},
                                   {"direct": True, "request_bytes": 4096, "inflight": 3},
+                                  {"request_bytes": 1 << 20}, {"request_bytes": 0},
                                   {"direct": False, "register_buffers": True}])
 def test_checkpoint_equals_safetensors(ckpt, opts):
     d, ref = ckpt

@@ -2,9 +2,10 @@
 """Loads whole safetensors files: one read plan over all files at once.
 
 Two layouts of device memory:
-- views (default): one buffer per file holding the file's bytes; each tensor is
-  a view into it when its offset suits its dtype's alignment, a copy otherwise.
-  A buffer lives as long as any view of it.
+- views (default): the file cut into runs of consecutive tensors of about
+  ``request_bytes`` (one run per tensor above that); one buffer per run holds its
+  bytes; each tensor is a view into it when its offset suits its dtype's
+  alignment, a copy otherwise. A buffer lives as long as any view of it.
 - owning (``max_device_bytes`` given): every tensor gets its own storage and is
   read straight into it, so no device memory beyond the tensors is used and
   dropping a tensor frees its memory."""
@@ -17,7 +18,7 @@ from typing import Any, Iterator
 from .. import _buffers
 from .._file import deregister_buffer, register_buffer
 from . import _engine
-from ._format import Header
+from ._format import Header, TensorInfo
 
 
 @dataclass
@@ -39,10 +40,30 @@ class Options:
 class _Shard:
     def __init__(self, header: Header, file: Any):
         self.header, self.file = header, file
-        self.buffer: Any = None          # views: the file's bytes
+        self.views: list[tuple[Any, int, list[TensorInfo]]] = []  # (buffer, file offset, run)
         self.owned: dict[str, Any] = {}  # owning: name -> tensor
         self.futures: list = []
         self.registered: list[_buffers.Buffer] = []
+
+
+def runs(h: Header, run_bytes: int) -> list[tuple[int, int, list[TensorInfo]]]:
+    """The file cut into runs of consecutive tensors of at most about run_bytes
+    (a larger tensor is a run of its own; 0: the whole file, header included),
+    each (first file offset, rounded down to 4 KiB for O_DIRECT; end; tensors)."""
+    order = sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))
+    if run_bytes <= 0 or not order:
+        return [(0, h.file_size, order)]
+    out: list[list[TensorInfo]] = []
+    for info in order:
+        if out and info.end - out[-1][0].begin <= run_bytes - _ALIGN:
+            out[-1].append(info)
+        else:
+            out.append([info])
+    return [((h.data_start + r[0].begin) // _ALIGN * _ALIGN, h.data_start + r[-1].end, r)
+            for r in out]
+
+
+_ALIGN = 4096
 
 
 class Load:
@@ -61,10 +82,13 @@ class Load:
             for h in headers:  # open all first: a missing shard fails before any read
                 self.shards.append(_Shard(h, _engine.open_for_read(h.path, self.opts.direct)))
             self.times["open"] = time.perf_counter() - t0
-            # Each file's reads start as soon as its memory exists, so the next
-            # file's allocation (cudaMalloc) overlaps them.
+            # Each run's reads start as soon as its memory exists, so allocating
+            # the next one (cudaMalloc) overlaps them.
             for s in self.shards:
-                s.futures = self.reader.submit(self._plan(s))
+                plan = self._owning(s) if self.opts.max_device_bytes is not None \
+                    else self._views(s)
+                for pieces in plan:
+                    s.futures += self.reader.submit(pieces)
             self.times["alloc+submit"] = time.perf_counter() - t0
         except BaseException:
             self.close()
@@ -75,20 +99,22 @@ class Load:
             s.registered.append(register_buffer(obj))
         return self.fw.ptr(obj)
 
-    def _plan(self, s: _Shard) -> list[_engine.Piece]:
+    def _views(self, s: _Shard) -> Iterator[list[_engine.Piece]]:
+        rb = self.opts.request_bytes
+        for lo, hi, run in runs(s.header, rb):
+            buf = self.fw.bytes_buffer(hi - lo, self.device)
+            s.views.append((buf, lo, run))
+            what = f"tensors {run[0].name!r}..{run[-1].name!r}" if run else "the header"
+            yield _engine.split(s.file, self._dest(s, buf), hi - lo, lo, what, rb)
+
+    def _owning(self, s: _Shard) -> Iterator[list[_engine.Piece]]:
         h, rb = s.header, self.opts.request_bytes
-        if self.opts.max_device_bytes is None:
-            s.buffer = self.fw.bytes_buffer(h.file_size, self.device)
-            return _engine.split(s.file, self._dest(s, s.buffer), h.file_size, 0,
-                                 "the tensor data", rb)
-        pieces = []
         for info in sorted(h.tensors.values(), key=lambda t: t.begin):
             t = self.fw.empty(info, h.path, self.device)
             s.owned[info.name] = t
             if info.nbytes:
-                pieces += _engine.split(s.file, self._dest(s, t), info.nbytes,
-                                        h.data_start + info.begin, f"tensor {info.name!r}", rb)
-        return pieces
+                yield _engine.split(s.file, self._dest(s, t), info.nbytes,
+                                    h.data_start + info.begin, f"tensor {info.name!r}", rb)
 
     def tensors(self, i: int) -> dict[str, Any]:
         """File i's tensors in file (offset) order, as safetensors' load_file
@@ -102,10 +128,12 @@ class Load:
         if self.opts.max_device_bytes is not None:
             out = {name: s.owned[name] for name in h.offset_order()}
         else:
-            out = {name: self.fw.from_bytes(s.buffer, h.data_start + h.tensors[name].begin,
-                                            h.tensors[name], h.path)
-                   for name in h.offset_order()}
-        s.buffer, s.owned = None, {}
+            out = {}
+            for buf, lo, run in s.views:
+                for info in run:
+                    out[info.name] = self.fw.from_bytes(buf, h.data_start + info.begin - lo,
+                                                        info, h.path)
+        s.views, s.owned = [], {}
         return out
 
     def close(self) -> None:
