@@ -5,14 +5,15 @@ the safetensors package (``safetensors.torch.load_file``, ``safe_open``).
 Options (keyword arguments of every loader):
 - ``direct``: open files with O_DIRECT (True), buffered (False), or per file
   "auto" (default): O_DIRECT unless at least half the file is in the page cache.
-- ``request_bytes``: bytes per cuFileRead (default 256 MiB; 0: one per file).
+- ``request_bytes``: bytes per cuFileRead and size of a run of tensors sharing
+  one buffer (default 256 MiB; 0: one buffer and request per file).
 - ``inflight``: cuFileRead calls in flight over all files (default 8).
-- ``max_device_bytes``: None (default) returns views into one buffer per file;
+- ``max_device_bytes``: None (default) returns views into one buffer per run;
   a number makes every tensor own its storage, read straight into it, so the
   load needs no device memory beyond the tensors (the bound is met for any value).
 - ``register_buffers``: cuFileBufRegister each destination for the load.
-Lifetimes: a view keeps its whole file buffer alive until every view of that
-file is gone; use ``max_device_bytes`` when tensors are dropped one by one."""
+Lifetimes: a view keeps its run's buffer alive until every view into that run
+is gone; use ``max_device_bytes`` when tensors are dropped one by one."""
 from __future__ import annotations
 
 import json
