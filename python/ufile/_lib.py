@@ -100,8 +100,7 @@ def lib() -> ctypes.CDLL:
 
 def library_path() -> str:
     """The file the library was loaded from (from /proc/self/maps)."""
-    handle = lib()._handle
-    del handle
+    lib()
     with open("/proc/self/maps") as maps:
         for line in maps:
             if "libufile" in line or "libcufile" in line:

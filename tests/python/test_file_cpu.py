@@ -126,3 +126,14 @@ def test_buffer_registration(data):
 def test_version_and_library():
     assert ufile.version() >= 1150
     assert "ufile" in os.path.basename(ufile.library_path()) or "cufile" in ufile.library_path()
+
+
+def test_page_cache_residency(tmp_path):
+    from ufile import _pagecache
+    path = tmp_path / "r.bin"
+    path.write_bytes(b"\x01" * (1 << 20))
+    with open(path, "rb") as f:
+        f.read()
+    assert _pagecache.resident_fraction(str(path)) > 0.5
+    (tmp_path / "e.bin").write_bytes(b"")
+    assert _pagecache.resident_fraction(str(tmp_path / "e.bin")) == 1.0
