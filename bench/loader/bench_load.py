@@ -190,6 +190,14 @@ def main() -> int:
     return 0
 
 
+def guarded(b: Bench, fn) -> None:
+    """Runs one extra section; a failure is logged and the run goes on."""
+    try:
+        fn(b)
+    except Exception as exc:  # noqa: BLE001 - the main rows matter more
+        b.emit({"row": f"{fn.__name__} FAILED", "error": repr(exc)[:500]})
+
+
 def run_all(b: Bench, only: set) -> None:
     a, d = b.args, b.args.dir
     want = (lambda k: not only or k in only)
@@ -209,10 +217,10 @@ def run_all(b: Bench, only: set) -> None:
     for label, fn in loaders:
         b.row(label, fn, False, a.reps)
     if want("ufile"):
-        reads_only(b)
-        alloc_only(b)
+        guarded(b, reads_only)
+        guarded(b, alloc_only)
     if a.sweep:
-        sweep(b)
+        guarded(b, sweep)
     if want("fresh"):
         warm(b.files)
         for opts in ({}, bounded):
