@@ -42,14 +42,6 @@ Result<size_t> RunIoOn(const char *fn, Runtime &rt, FileHandle &file, const IoAr
   return RunChecked(fn, rt, file, a);
 }
 
-// Same order of checks as cuFileRead/Write: arguments, handle, access.
-Result<size_t> RunIo(const char *fn, Runtime &rt, const IoArgs &a) {
-  UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
-  Result<std::shared_ptr<FileHandle>> file = LookupHandle(fn, rt, a.fh);
-  if (!file.ok()) return file.status();
-  return RunChecked(fn, rt, **file, a);
-}
-
 int64_t NegativeError(const Status &s) {
   switch (s.kind()) {
     case Status::Kind::kOk:

@@ -17,10 +17,8 @@ namespace ufile {
 
 class Runtime;
 
-// Checks a, looks up its handle in rt, and runs the I/O. Bytes done or the
-// first refusal or error.
-Result<size_t> RunIo(const char *fn, Runtime &rt, const IoArgs &a);
-// Same with the file already looked up (held since submission).
+// Checks a and runs the I/O on file, looked up (and held) since submission.
+// Bytes done or the first refusal or error.
 Result<size_t> RunIoOn(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a);
 
 // Batch events: -errno for a system error, -CUfileOpError for a cuFile one,

@@ -240,10 +240,6 @@ CUfunction CopyLanes::KernelFor(CUcontext ctx) {
   return k.fn;
 }
 
-bool CopyLanes::GatherKernelUsable(CUcontext ctx) {
-  return KernelWanted() && KernelFor(ctx) != nullptr;
-}
-
 CUresult CopyLanes::Gather(const CopyLane &lane, const GatherRange *ranges, uint64_t ranges_dev,
                            size_t n) {
   CudaApi &api = Cuda();

@@ -85,8 +85,6 @@ class CopyLanes {
   // when it is mapped pinned memory (0 if not). With the kernel (and
   // ranges_dev), one launch; otherwise one cuMemcpyAsync per range.
   CUresult Gather(const CopyLane &lane, const GatherRange *ranges, uint64_t ranges_dev, size_t n);
-  // Whether Gather uses the kernel in ctx (loads it on first call).
-  bool GatherKernelUsable(CUcontext ctx);
 
  private:
   struct Slot {
