@@ -13,19 +13,12 @@
 
 #include "core/driver.h"
 #include "core/log.h"
+#include "core/raw_enum.h"
 #include "core/status.h"
 
 namespace ufile::api {
 
-// The int a C caller passed for an enum argument, read without loading a
-// possibly out-of-range value as the C++ enum (undefined behaviour).
-template <class E>
-int RawEnum(const E &e) {
-  int v = 0;
-  static_assert(sizeof v == sizeof e);
-  std::memcpy(&v, &e, sizeof v);
-  return v;
-}
+using ufile::RawEnum;
 template <class E>
 bool InEnum(const E &e, int last) {
   const int v = RawEnum(e);

@@ -10,6 +10,7 @@
 #include "async/async_io.h"
 #include "core/io_validate.h"
 #include "core/log.h"
+#include "core/raw_enum.h"
 #include "core/runtime.h"
 #include "core/transfer.h"
 #include "gpu/copy_lanes.h"
@@ -26,16 +27,6 @@ constexpr size_t kMaxStaged = kPage / sizeof(GatherRange);
 
 size_t RoundUp(size_t v) {
   return (v + kPage - 1) / kPage * kPage;
-}
-
-// Enum fields read as ints: a user may store any value there, and loading an
-// out-of-range enumerator is undefined behaviour.
-template <class E>
-int RawEnum(const E &field) {
-  static_assert(sizeof(E) == sizeof(int));
-  int v;
-  std::memcpy(&v, &field, sizeof v);
-  return v;
 }
 
 Status RefuseEntry(const CUfileIOParams_t &p, const char *why, int value) {
