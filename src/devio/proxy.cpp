@@ -11,21 +11,10 @@
 #include "devio/ring.h"
 #include "engine/posix_io.h"
 #include "sys/thread_name.h"
+#include "ufile/device_atomics.h"
 
 namespace ufile::devio {
 namespace {
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-uint64_t NowUs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 int32_t ResultOf(const Result<size_t> &r) {
   if (r.ok()) return static_cast<int32_t>(r.value());
@@ -175,7 +164,7 @@ int32_t Proxy::ReadLL(const ufile_devio_sqe_t &e, uint8_t *buf) {
 
 void Proxy::Loop(size_t index) {
   NameThisThread("ufile-proxy");
-  uint64_t last_work = NowUs();
+  uint64_t last_work = NowNs() / 1000;
   size_t start = index;
   // LL reads land here first (aligned for O_DIRECT descriptors).
   const size_t buf_len = (opt_.ll_max + 8 + 4095) / 4096 * 4096;
@@ -229,7 +218,7 @@ void Proxy::Loop(size_t index) {
       q.done.fetch_add(1, std::memory_order_release);
     }
     ++start;
-    const uint64_t now = NowUs();
+    const uint64_t now = NowNs() / 1000;
     if (did) {
       last_work = now;
       continue;

@@ -31,7 +31,6 @@ void ZeroCounters(Segment *seg);
 // never writes into its parent's published segment) and forgets the name.
 void DetachAfterFork(Segment *seg);
 
-uint64_t MonotonicNs();
 uint64_t RealtimeNs();
 
 }  // namespace ufile::stats

@@ -14,6 +14,7 @@
 #include "stats/publish.h"
 #include "stats/stats.h"
 #include "trace/trace.h"
+#include "ufile/device_atomics.h"
 
 namespace ufile::stats {
 namespace {
@@ -97,9 +98,9 @@ Result<size_t> ObserveSlow(unsigned state, Runtime &rt, const IoRequest &req) {
   std::optional<trace::Range> range;
   if (state & kNvtxBit)
     range.emplace(req.write ? trace::RangeKind::kWrite : trace::RangeKind::kRead, req.size);
-  const uint64_t t0 = level ? MonotonicNs() : 0;
+  const uint64_t t0 = level ? devio::NowNs() : 0;
   Result<size_t> r = ExecuteIo(rt, req);
-  const uint64_t t1 = level ? MonotonicNs() : 0;
+  const uint64_t t1 = level ? devio::NowNs() : 0;
   trace::IoDone(req.write, fd, req.file_off, req.size, ProbeResult(r));
   if (level) RecordIo(level, req, r, t0, t1);
   return r;
@@ -167,7 +168,7 @@ void ForgetRegistrations() {
 // ---- batch ------------------------------------------------------------------
 
 uint64_t StartTimer() {
-  return CollectLevel() ? MonotonicNs() : 0;
+  return CollectLevel() ? devio::NowNs() : 0;
 }
 
 void RecordBatchSetup(bool ok) {
@@ -196,7 +197,7 @@ void RecordBatchSubmit(bool ok, const BatchSubmit &b) {
   if (b.io_uring) Add(s->ops[kBatchIouringSubmit][e], 1);
   if (b.reads && b.writes) Add(s->ops[kBatchMixedIoSubmit][e], 1);
   if (!ok) return;
-  if (b.start_ns) Add(s->lat_ns[kLatBatchSubmit], MonotonicNs() - b.start_ns);
+  if (b.start_ns) Add(s->lat_ns[kLatBatchSubmit], devio::NowNs() - b.start_ns);
   Header &h = CurrentSegment()->header;
   h.last_batch_bytes[0].store(b.read_bytes, kRelaxed);
   h.last_batch_bytes[1].store(b.write_bytes, kRelaxed);
@@ -210,7 +211,7 @@ void RecordBatchIoDone(const BatchIoDone &io) {
   const int e = io.ok ? 0 : 1;
   Add(s->ops[kBatchProcessed][e], 1);
   if (!io.io_uring) Add(s->ops[kBatchPosixProcessed][e], 1);
-  const uint64_t t1 = MonotonicNs();
+  const uint64_t t1 = devio::NowNs();
   const uint64_t t0 = io.submit_ns ? io.submit_ns : t1;
   Add(s->lat_ns[kLatBatchCompletion], t1 - t0);
   if (io.ok) {

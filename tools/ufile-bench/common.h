@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ufile/device_atomics.h"
+
 namespace bench {
 
 // Empty error: success. Errors are values; nothing here throws.
@@ -19,10 +21,8 @@ Status Fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 // "what: strerror(err)".
 Status ErrnoFail(const char *what, int err);
 
-inline uint64_t NowNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
-}
+// CLOCK_MONOTONIC nanoseconds: the library's one clock (the device's
+// %globaltimer in kernels).
+using ufile::devio::NowNs;
 
 }  // namespace bench
