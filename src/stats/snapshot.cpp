@@ -125,19 +125,18 @@ void FillLevel1(const Totals &t, CUfileStatsLevel1_t *out) {
                                               &out->batch_total_submit_ops};
   for (int op = 0; op < kNumOps; ++op) *fields[op] = Pair(t, static_cast<Op>(op));
 
+  // n over the window of requests of kind, per second.
+  auto rate = [&t](uint64_t n, int kind) { return PerSecond(n, t.first_ns[kind], t.last_ns[kind]); };
   out->read_bytes = t.bytes[kKindRead];
   out->write_bytes = t.bytes[kKindWrite];
-  out->read_bw_bytes_per_sec =
-      PerSecond(t.bytes[kKindRead], t.first_ns[kKindRead], t.last_ns[kKindRead]);
-  out->write_bw_bytes_per_sec =
-      PerSecond(t.bytes[kKindWrite], t.first_ns[kKindWrite], t.last_ns[kKindWrite]);
+  out->read_bw_bytes_per_sec = rate(t.bytes[kKindRead], kKindRead);
+  out->write_bw_bytes_per_sec = rate(t.bytes[kKindWrite], kKindWrite);
   out->read_lat_sum_us = t.lat_ns[kLatRead] / 1000;
   out->write_lat_sum_us = t.lat_ns[kLatWrite] / 1000;
   out->read_lat_avg_us = Avg(t.lat_ns[kLatRead], t.ops[kRead][0]) / 1000;
   out->write_lat_avg_us = Avg(t.lat_ns[kLatWrite], t.ops[kWrite][0]) / 1000;
-  out->read_ops_per_sec = PerSecond(t.ops[kRead][0], t.first_ns[kKindRead], t.last_ns[kKindRead]);
-  out->write_ops_per_sec =
-      PerSecond(t.ops[kWrite][0], t.first_ns[kKindWrite], t.last_ns[kKindWrite]);
+  out->read_ops_per_sec = rate(t.ops[kRead][0], kKindRead);
+  out->write_ops_per_sec = rate(t.ops[kWrite][0], kKindWrite);
 
   // Batch windows: reads and writes of batches together.
   uint64_t bfirst = 0;
@@ -146,10 +145,8 @@ void FillLevel1(const Totals &t, CUfileStatsLevel1_t *out) {
   const uint64_t blast = std::max(t.last_ns[kKindBatchRead], t.last_ns[kKindBatchWrite]);
   out->batch_read_bytes = t.bytes[kKindBatchRead];
   out->batch_write_bytes = t.bytes[kKindBatchWrite];
-  out->batch_read_bw_bytes =
-      PerSecond(t.bytes[kKindBatchRead], t.first_ns[kKindBatchRead], t.last_ns[kKindBatchRead]);
-  out->batch_write_bw_bytes =
-      PerSecond(t.bytes[kKindBatchWrite], t.first_ns[kKindBatchWrite], t.last_ns[kKindBatchWrite]);
+  out->batch_read_bw_bytes = rate(t.bytes[kKindBatchRead], kKindBatchRead);
+  out->batch_write_bw_bytes = rate(t.bytes[kKindBatchWrite], kKindBatchWrite);
   out->batch_submit_lat_sum_us = t.lat_ns[kLatBatchSubmit] / 1000;
   out->batch_completion_lat_sum_us = t.lat_ns[kLatBatchCompletion] / 1000;
   out->batch_submit_lat_avg_us = Avg(t.lat_ns[kLatBatchSubmit], t.ops[kBatchSubmit][0]) / 1000;
