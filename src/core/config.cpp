@@ -6,9 +6,6 @@
 // docs/CONFIG.md is the user-facing description of every key here.
 #include "core/config.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -16,6 +13,7 @@
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/log.h"
@@ -26,9 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 using Applier = bool (*)(Config &, const json &, std::string *why);
-
-constexpr const char *kDefaultSystemJson = "/etc/cufile.json";
-constexpr size_t kMaxJsonBytes = 4 << 20;
 
 // --- appliers: one value, checked, into one Config field --------------------
 
@@ -82,7 +77,13 @@ bool SetIoPriority(Config &c, const json &v, std::string *why) {
   return false;
 }
 
-bool ParseEngine(const std::string &text, EngineKind *engine) {
+std::string Lower(std::string text) {
+  for (char &c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return text;
+}
+
+bool ParseEngine(const std::string &raw, EngineKind *engine) {
+  const std::string text = Lower(raw);  // any case, as booleans and log levels
   if (text == "auto")
     *engine = EngineKind::kAuto;
   else if (text == "io_uring")
@@ -241,12 +242,19 @@ std::string Brief(const json &v) {
   return s;
 }
 
-// A key as a log line shows it: quoted and escaped if it holds a control
-// character (a NUL would cut the line short, a newline split it).
+// A key as a log line shows it: at most 128 bytes (a 3 MB key made a 3 MB
+// line), quoted and escaped if it holds a control character (a NUL would cut
+// the line short, a newline split it).
 std::string KeyForLog(const std::string &key) {
-  for (unsigned char c : key)
-    if (c < 0x20 || c == 0x7f) return Quoted(key);
-  return key;
+  constexpr size_t kMax = 128;
+  std::string shown = key.size() > kMax ? key.substr(0, kMax) : key;
+  for (unsigned char c : shown)
+    if (c < 0x20 || c == 0x7f) {
+      shown = Quoted(shown);
+      break;
+    }
+  if (key.size() > kMax) shown += "... (" + std::to_string(key.size()) + " bytes)";
+  return shown;
 }
 
 // --- the walk ---------------------------------------------------------------
@@ -257,7 +265,14 @@ struct Walk {
   const std::string &origin;
   const json *slab_sizes = nullptr;
   const json *slab_counts = nullptr;
+  // cfg.unknown_keys as a set: a file of a million unknown keys is linear.
+  std::unordered_set<std::string> unknown_seen;
+  size_t unknown_logged = 0;  // WARN lines for unknown keys of this file
 };
+
+// Unknown keys of one file: the first kMaxUnknownLogged get a WARN line each,
+// the rest one line at the end of the file.
+constexpr size_t kMaxUnknownLogged = 16;
 
 void ApplyKey(Walk &w, const KeySpec &spec, const json &v) {
   if (spec.flags & kSlabSizes) w.slab_sizes = &v;
@@ -288,8 +303,9 @@ void ApplyObject(Walk &w, const json &obj, const std::string &prefix) {
         UFILE_LOG_ERROR("%s: %s = %s: expected an object; section ignored", w.origin.c_str(),
                         dotted.c_str(), Brief(value).c_str());
     } else {
-      AddUnique(w.cfg.unknown_keys, dotted);
-      UFILE_LOG_WARN("%s: unknown key %s ignored", w.origin.c_str(), KeyForLog(dotted).c_str());
+      if (w.unknown_seen.insert(dotted).second) w.cfg.unknown_keys.push_back(dotted);
+      if (w.unknown_logged++ < kMaxUnknownLogged)
+        UFILE_LOG_WARN("%s: unknown key %s ignored", w.origin.c_str(), KeyForLog(dotted).c_str());
     }
   }
 }
@@ -342,52 +358,11 @@ void ApplySlabs(Walk &w) {
   if (w.slab_counts) w.cfg.sources[kCountsKey] = w.source;
 }
 
-// --- files and environment ---------------------------------------------------
-
-// Reads path into *text. Returns 0 or an errno.
-int ReadFile(const std::string &path, std::string *text) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno;
-  char buf[16384];
-  int err = 0;
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof(buf));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) err = errno;
-    if (n <= 0) break;
-    text->append(buf, static_cast<size_t>(n));
-    if (text->size() > kMaxJsonBytes) {
-      err = EFBIG;
-      break;
-    }
-  }
-  ::close(fd);
-  return err;
-}
-
-void LoadJsonFile(Config &cfg, const std::string &path, ConfigSource source, bool required) {
-  std::string text;
-  int err = ReadFile(path, &text);
-  if (err == ENOENT && !required) {
-    UFILE_LOG_DEBUG("config: %s not found; skipped", path.c_str());
-    return;
-  }
-  if (err != 0) {
-    UFILE_LOG_ERROR("config: cannot read %s: %s; file ignored", path.c_str(), std::strerror(err));
-    return;
-  }
-  if (ApplyJsonConfig(cfg, text, source, path))
-    UFILE_LOG_DEBUG("config: applied %s (%s)", path.c_str(), ConfigSourceName(source));
-}
+// --- environment ------------------------------------------------------------
 
 const char *GetEnv(const char *name) {
   const char *v = std::getenv(name);
   return v && *v ? v : nullptr;
-}
-
-std::string Lower(std::string text) {
-  for (char &c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
 }
 
 bool ParseBool(const std::string &raw, bool *value) {
@@ -405,14 +380,25 @@ bool ParseBool(const std::string &raw, bool *value) {
 
 bool ApplyJsonConfig(Config &cfg, const std::string &text, ConfigSource source,
                      const std::string &origin) {
+  // The parser takes a NUL byte for the end of its input, so "{...}\0garbage"
+  // would pass as the object alone.
+  if (text.find('\0') != std::string::npos) {
+    UFILE_LOG_ERROR("config: %s holds a NUL byte (not JSON text); whole file ignored",
+                    origin.c_str());
+    return false;
+  }
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false, /*ignore_comments=*/true);
   if (doc.is_discarded() || !doc.is_object()) {
     UFILE_LOG_ERROR("config: %s is not a JSON object; whole file ignored", origin.c_str());
     return false;
   }
   Walk w{cfg, source, origin};
+  w.unknown_seen.insert(cfg.unknown_keys.begin(), cfg.unknown_keys.end());
   ApplyObject(w, doc, "");
   ApplySlabs(w);
+  if (w.unknown_logged > kMaxUnknownLogged)
+    UFILE_LOG_WARN("%s: %zu more unknown keys ignored", origin.c_str(),
+                   w.unknown_logged - kMaxUnknownLogged);
   return true;
 }
 
@@ -455,17 +441,6 @@ void ApplyEnvironment(Config &cfg) {
     else
       UFILE_LOG_ERROR("config: UFILE_ENGINE=%s is not auto, io_uring or thread_pool; ignored", v);
   }
-}
-
-Config LoadConfig() {
-  Config cfg;
-  const char *system = GetEnv("UFILE_SYSTEM_JSON_PATH");
-  LoadJsonFile(cfg, system ? system : kDefaultSystemJson, ConfigSource::kSystemJson, false);
-  DropVendorGeometryDefaults(cfg);
-  if (const char *path = GetEnv("CUFILE_ENV_PATH_JSON"))
-    LoadJsonFile(cfg, path, ConfigSource::kEnvJson, true);
-  ApplyEnvironment(cfg);
-  return cfg;
 }
 
 const char *LogLevelName(LogLevel level) {

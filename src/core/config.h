@@ -97,8 +97,14 @@ bool ApplyJsonConfig(Config &cfg, const std::string &text, ConfigSource source,
 void ApplyEnvironment(Config &cfg);
 
 // defaults < /etc/cufile.json < $CUFILE_ENV_PATH_JSON < environment. The
-// staged API values are applied by the caller (core/params).
+// staged API values are applied by the caller (core/params). Reads and
+// parses every time (core/config_load.cpp).
 Config LoadConfig();
+// The same, kept while the files and environment variables it reads are
+// unchanged, until ForgetLoadedConfig (each driver open calls it once it has
+// its Config): getters before open, the log and the open parse once.
+Config LoadConfigOnce();
+void ForgetLoadedConfig();
 
 // After the system file: NVIDIA's shipped values of the pipeline-geometry
 // keys count as unset (see core/config_vendor.cpp for why).

@@ -59,7 +59,8 @@ Driver::OpGuard::~OpGuard() {
 Status Driver::OpenLocked(std::unique_lock<std::mutex> &lock) {
   (void)lock;
   if (runtime_) return Status::Ok();
-  Config cfg = LoadConfig();
+  Config cfg = LoadConfigOnce();  // what the getters before open saw, parsed once
+  ForgetLoadedConfig();            // the next open reads the files afresh
   ApplyStagedParams(cfg, /*clear=*/true);
   ConfigureLog(cfg);
   runtime_ = std::make_shared<Runtime>(std::make_shared<const Config>(std::move(cfg)));

@@ -6,9 +6,10 @@
 // descriptor, so lines of concurrent threads (and processes) never interleave.
 //
 // Until ConfigureLog is called, the first LogEnabled call configures the log
-// itself from LoadConfig(). Config loading logs too: while it runs, that
-// thread's messages are held, then written once the level is known, so the
-// ERROR line about a malformed /etc/cufile.json reaches the log it configures.
+// itself from LoadConfigOnce(). Config loading logs too: while it runs, that
+// thread's messages are held (ConfigLoadScope), then written once the level
+// is known, so the ERROR line about a malformed /etc/cufile.json reaches the
+// log it configures, once.
 #include "core/log.h"
 
 #include <fcntl.h>
@@ -39,6 +40,16 @@ struct HeldLine {
   std::string text;
 };
 
+// One call site's budget of ERROR/WARN lines in the current second.
+struct SiteBudget {
+  const char *file = nullptr;
+  int line = 0;
+  int64_t second = 0;
+  unsigned written = 0;
+  uint64_t dropped = 0;
+};
+constexpr size_t kSites = 64;  // sites sharing a slot share its budget
+
 struct LogState {
   std::atomic<int> level{kUnset};  // a LogLevel, or kUnset before configuration
   std::mutex boot_mu;              // serializes the lazy self-configuration
@@ -48,6 +59,7 @@ struct LogState {
   bool to_stderr = false;          // destination could not be opened
   std::string in_use;              // LogFilePath()
   std::vector<HeldLine> held;      // lines logged while self-configuring
+  SiteBudget sites[kSites];        // rate limit of ERROR/WARN lines
 };
 
 // The state the fork handler resets; set before it is registered.
@@ -134,18 +146,39 @@ void FlushHeldLocked(LogState &s) {
   s.held.clear();
 }
 
+// False when the line at file:line is over its budget; *dropped: lines of
+// the site dropped before this one (reported once).
+bool WithinBudgetLocked(LogState &s, const char *file, int line, uint64_t *dropped) {
+  const size_t slot = (reinterpret_cast<uintptr_t>(file) ^ (static_cast<size_t>(line) * 40503u)) %
+                      kSites;
+  SiteBudget &b = s.sites[slot];
+  timespec now{};
+  ::clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
+  if (b.file != file || b.line != line) b = SiteBudget{file, line, now.tv_sec, 0, 0};
+  if (b.second != now.tv_sec) {
+    b.second = now.tv_sec;
+    b.written = 0;
+  }
+  if (b.written >= kLogLinesPerSecond) {
+    ++b.dropped;
+    return false;
+  }
+  ++b.written;
+  *dropped = b.dropped;
+  b.dropped = 0;
+  return true;
+}
+
 void SelfConfigure() {
   LogState &s = State();
   std::lock_guard<std::mutex> boot(s.boot_mu);
   if (s.level.load(std::memory_order_acquire) != kUnset) return;  // another thread did it
   Config cfg;
-  t_self_configuring = true;
   try {
-    cfg = LoadConfig();
+    cfg = LoadConfigOnce();  // shared with the getters and the open: parsed once
   } catch (...) {
     cfg = Config();  // out of memory: defaults still give a working log
   }
-  t_self_configuring = false;
   std::lock_guard<std::mutex> lock(s.mu);
   if (s.level.load(std::memory_order_relaxed) == kUnset) ApplyLocked(s, cfg);
   FlushHeldLocked(s);
@@ -226,13 +259,36 @@ void LogMessage(LogLevel level, const char *file, int line, const char *fmt, ...
     va_end(ap);
     LogState &s = State();
     std::lock_guard<std::mutex> lock(s.mu);
-    if (t_self_configuring && s.level.load(std::memory_order_relaxed) == kUnset)
+    if (t_self_configuring && s.level.load(std::memory_order_relaxed) == kUnset) {
       s.held.push_back({level, std::move(text)});
-    else if (static_cast<int>(level) <= s.level.load(std::memory_order_relaxed))
-      WriteLocked(s, text);
+      return;
+    }
+    if (static_cast<int>(level) > s.level.load(std::memory_order_relaxed)) return;
+    uint64_t dropped = 0;
+    if (level <= LogLevel::kWarn && level != LogLevel::kNotice &&
+        !WithinBudgetLocked(s, file, line, &dropped))
+      return;
+    if (dropped)
+      text.insert(text.size() - 1, " [" + std::to_string(dropped) +
+                                       " earlier lines from here dropped: over " +
+                                       std::to_string(kLogLinesPerSecond) + " a second]");
+    WriteLocked(s, text);
   } catch (...) {
     // Logging never throws into its caller (often a C entry point).
   }
+}
+
+ConfigLoadScope::ConfigLoadScope() : outer_(t_self_configuring) { t_self_configuring = true; }
+
+ConfigLoadScope::~ConfigLoadScope() { t_self_configuring = outer_; }
+
+void ConfigLoadScope::Loaded(const Config &cfg) {
+  if (outer_) return;  // the outermost load configures
+  LogState &s = State();
+  std::lock_guard<std::mutex> lock(s.mu);
+  if (s.level.load(std::memory_order_relaxed) == kUnset) ApplyLocked(s, cfg);
+  t_self_configuring = false;
+  FlushHeldLocked(s);
 }
 
 std::string LogFilePath() {

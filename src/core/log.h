@@ -19,6 +19,28 @@ void LogMessage(LogLevel level, const char *file, int line, const char *fmt, ...
 // Path of the log file in use ("" when nothing has been logged yet).
 std::string LogFilePath();
 
+// Set by LoadConfig while it reads the configuration: this thread's lines are
+// held until the log knows its level; Loaded(cfg) gives the log cfg's level
+// and destination if nothing configured it yet, and writes the held lines.
+// So loading logs each problem once, and never loads again to log it.
+class ConfigLoadScope {
+ public:
+  ConfigLoadScope();
+  ~ConfigLoadScope();
+  ConfigLoadScope(const ConfigLoadScope &) = delete;
+  ConfigLoadScope &operator=(const ConfigLoadScope &) = delete;
+  void Loaded(const Config &cfg);
+
+ private:
+  bool outer_;  // the thread's previous state, restored at the end
+};
+
+// ERROR and WARN lines are limited per call site (file and line) to
+// kLogLinesPerSecond a second; the next line written from a site says how
+// many of its lines were dropped. A client polling a refused call in a loop
+// wrote 23 MB of identical lines in 5 s without it.
+inline constexpr unsigned kLogLinesPerSecond = 100;
+
 }  // namespace ufile
 
 #define UFILE_LOG(level, ...)                                                \

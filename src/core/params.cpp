@@ -325,7 +325,7 @@ void ApplyStagedParams(Config &cfg, bool clear) {
 }
 
 Config StagedConfig() {
-  Config cfg = LoadConfig();  // outside g_mu: loading logs and reads files
+  Config cfg = LoadConfigOnce();  // outside g_mu: loading logs and reads files
   ApplyStagedParams(cfg, /*clear=*/false);
   return cfg;
 }
