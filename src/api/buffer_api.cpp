@@ -3,6 +3,7 @@
 #include <cstdint>
 
 #include "api/api_util.h"
+#include "core/io_validate.h"
 #include "core/runtime.h"
 #include "stats/stats.h"
 
@@ -28,6 +29,8 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
     stats::OnSession(g->runtime());  // profile.cufile_stats / profile.nvtx of this session
     Result<MemInfo> mem = ClassifyPointer(bufPtr_base);
     if (!mem.ok()) return mem.status().ToCuFileError();
+    Status allowed = CheckMemoryAllowed("cuFileBufRegister", (*g)->config(), *mem, bufPtr_base);
+    if (!allowed.ok()) return allowed.ToCuFileError();
     if (mem->needs_copy() && mem->range_size &&
         base + length > mem->range_start + mem->range_size)
       return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_CUDA_POINTER_RANGE_ERROR,

@@ -69,9 +69,17 @@ Status CheckAccess(const char *fn, const FileHandle &file, bool write) {
   return file.CheckDescriptor(fn, write);
 }
 
+Status CheckMemoryAllowed(const char *fn, const Config &cfg, const MemInfo &mem, const void *p) {
+  if (cfg.allow_system_memory || mem.needs_copy()) return Status::Ok();
+  UFILE_LOG_ERROR("%s: %p is host memory (%s) and properties.allow_system_memory is false", fn, p,
+                  MemKindName(mem.kind));
+  return Status::Op(CU_FILE_CUDA_MEMORY_TYPE_INVALID);
+}
+
 Result<IoRequest> BuildRequest(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
   Result<MemInfo> mem = ResolveMemory(fn, rt, a.base, a.buf_off, a.size);
   if (!mem.ok()) return mem.status();
+  UFILE_RETURN_IF_ERROR(CheckMemoryAllowed(fn, rt.config(), *mem, a.base));
   IoRequest req;
   req.file = &file;
   req.mem = const_cast<char *>(static_cast<const char *>(a.base)) + a.buf_off;

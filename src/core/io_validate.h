@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "core/config.h"
 #include "core/file_handle.h"
 #include "core/status.h"
 #include "core/transfer.h"
@@ -40,6 +41,11 @@ Result<std::shared_ptr<FileHandle>> LookupHandle(const char *fn, Runtime &rt, CU
 // CU_FILE_INVALID_FILE_OPEN_FLAG when it gained O_APPEND
 // (FileHandle::CheckDescriptor).
 Status CheckAccess(const char *fn, const FileHandle &file, bool write);
+
+// properties.allow_system_memory false: host memory (pageable or pinned,
+// anything CUDA does not copy to a device) is CU_FILE_CUDA_MEMORY_TYPE_INVALID,
+// the code for a pointer of a memory type the call does not take.
+Status CheckMemoryAllowed(const char *fn, const Config &cfg, const MemInfo &mem, const void *p);
 
 // Resolves the memory of [base + buf_off, + size) (size > 0) and builds the
 // request for ExecuteIo. file must outlive the request.

@@ -4,7 +4,8 @@
 // *bytes_p, the live setters' ranges being the parameter API's, and a
 // registered descriptor that changes behind the handle (O_APPEND set with
 // fcntl, or closed and its number reused by another file): refused, never
-// a byte written into another file.
+// a byte written into another file; host memory refused where
+// properties.allow_system_memory is false.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -140,6 +141,42 @@ TEST_F(Contract, AppendSetWithFcntlAfterRegistrationIsRefused) {
   std::vector<uint8_t> want = data;
   std::memcpy(want.data(), src.data(), 100);
   EXPECT_EQ(ReadWholeFile(dir_.File("f")), want);
+  cuFileHandleDeregister(fh);
+}
+
+// ---- properties.allow_system_memory ----------------------------------------
+
+TEST_F(Contract, SystemMemoryRefusedWhenNotAllowed) {
+  const std::vector<uint8_t> data = RandomBytes(8192, 8);
+  WriteWholeFile(dir_.File("f"), data);
+  ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY, false).err,
+            CU_FILE_SUCCESS);
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  bool allowed = true;
+  ASSERT_EQ(cuFileGetParameterBool(CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY, &allowed).err,
+            CU_FILE_SUCCESS);
+  EXPECT_FALSE(allowed);
+  const int fd = Open("f", O_RDWR);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  std::vector<uint8_t> buf(8192, 0xee);
+  constexpr ssize_t kRefused = -static_cast<ssize_t>(CU_FILE_CUDA_MEMORY_TYPE_INVALID);
+  EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), kRefused);
+  EXPECT_EQ(cuFileWrite(fh, buf.data(), buf.size(), 0, 0), kRefused);
+  EXPECT_EQ(buf, std::vector<uint8_t>(8192, 0xee));
+  EXPECT_EQ(ReadWholeFile(dir_.File("f")), data);
+  EXPECT_EQ(cuFileBufRegister(buf.data(), buf.size(), 0).err, CU_FILE_CUDA_MEMORY_TYPE_INVALID);
+  size_t size = 4096;
+  off_t off = 0, boff = 0;
+  ssize_t bytes = 0;
+  EXPECT_EQ(cuFileReadAsync(fh, buf.data(), &size, &off, &boff, &bytes, nullptr).err,
+            CU_FILE_CUDA_MEMORY_TYPE_INVALID);
+  cuFileHandleDeregister(fh);
+  // The next session is back to the default: host memory allowed.
+  CloseAll();
+  ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), 8192);
+  EXPECT_EQ(buf, data);
   cuFileHandleDeregister(fh);
 }
 
