@@ -3,14 +3,28 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 
 #include "core/log.h"
+#include "sys/sys_ops.h"
 
 namespace ufile {
 namespace {
 
 constexpr int kMaxEagainRetries = 1000;  // ~1 s of 1 ms sleeps, as engine/posix_io
+constexpr size_t kPage = 4096;
+
+std::atomic<uint64_t> g_cached_bytes{0};
+std::atomic<uint64_t> g_direct_fallbacks{0};
+
+// Whether the page at off is resident; true where cachestat is refused
+// (before Linux 6.5), so that the RWF_NOWAIT read itself decides.
+bool PageResident(int fd, off_t off) {
+  uint64_t pages = 0;
+  const off_t at = off / static_cast<off_t>(kPage) * static_cast<off_t>(kPage);
+  return SysOps::Current().CachedPages(fd, at, kPage, &pages) != 0 || pages > 0;
+}
 
 // A user-space filesystem's callback, looped like pread: bytes or -errno.
 template <class Fn>
@@ -49,7 +63,60 @@ Result<size_t> DirectThenBuffered(FileHandle &file, const Chunk &c, Op op) {
   return *r + *rest;
 }
 
+// The prefix of chunk c the page cache holds, read into out through the
+// buffered descriptor; 0 when the probe finds its first page on disk (a
+// cold file costs one cachestat per chunk, and no readahead: RWF_NOWAIT on a
+// missing page starts one).
+size_t FromPageCache(Engine &engine, FileHandle &file, const Chunk &c, char *out, int fixed) {
+  Result<int> bfd = file.BufferedFd();
+  if (!bfd.ok()) return 0;
+  if (!c.hot && !PageResident(*bfd, c.file_off)) return 0;
+  const size_t n = engine.ReadCached(*bfd, out, c.len, c.file_off, fixed);
+  if (n > 0) g_cached_bytes.fetch_add(n, std::memory_order_relaxed);
+  return n;
+}
+
+// Chunk c from the page cache as far as it holds it, the rest through
+// O_DIRECT (op, as DirectThenBuffered takes it) from an aligned position,
+// re-reading at most a block.
+template <class Op>
+Result<size_t> CacheThenDirect(Engine &engine, FileHandle &file, const Chunk &c, char *out,
+                               int fixed, Op op) {
+  const size_t got = FromPageCache(engine, file, c, out, fixed);
+  if (got == c.len) return got;
+  const size_t keep = got / file.align() * file.align();
+  g_direct_fallbacks.fetch_add(1, std::memory_order_relaxed);
+  Chunk rest = c;
+  rest.file_off += static_cast<off_t>(keep);
+  rest.buf_off += keep;
+  rest.len -= keep;
+  auto op_rest = [&](int fd, size_t skip, size_t len, size_t align) {
+    return op(fd, keep + skip, len, align);
+  };
+  Result<size_t> r = DirectThenBuffered(file, rest, op_rest);
+  if (!r.ok()) return r;
+  return keep + *r;
+}
+
 }  // namespace
+
+bool LooksResident(FileHandle &file, off_t off, size_t len) {
+  if (len == 0 || file.is_fs_ops()) return false;
+  Result<int> bfd = file.BufferedFd();
+  if (!bfd.ok()) return false;
+  const off_t last = off + static_cast<off_t>(len - 1);
+  for (off_t at : {off, off + static_cast<off_t>(len / 2), last}) {
+    uint64_t pages = 0;
+    const off_t page = at / static_cast<off_t>(kPage) * static_cast<off_t>(kPage);
+    if (SysOps::Current().CachedPages(*bfd, page, kPage, &pages) != 0 || pages == 0) return false;
+  }
+  return true;
+}
+
+PageCacheReadCounts PageCacheReads() {
+  return {g_cached_bytes.load(std::memory_order_relaxed),
+          g_direct_fallbacks.load(std::memory_order_relaxed)};
+}
 
 Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst, int fixed) {
   char *out = static_cast<char *>(dst);
@@ -62,6 +129,7 @@ Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void 
   auto op = [&](int fd, size_t skip, size_t len, size_t align) {
     return engine.Read(fd, out + skip, len, c.file_off + static_cast<off_t>(skip), align, fixed);
   };
+  if (c.direct && c.cache_first) return CacheThenDirect(engine, file, c, out, fixed, op);
   if (c.direct) return DirectThenBuffered(file, c, op);
   Result<int> fd = file.BufferedFd();
   if (!fd.ok()) return fd.status();

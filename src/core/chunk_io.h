@@ -5,6 +5,8 @@
 // Thread-safety: stateless.
 #pragma once
 
+#include <cstdint>
+
 #include "core/file_handle.h"
 #include "core/status.h"
 #include "engine/engine.h"
@@ -13,8 +15,26 @@
 namespace ufile {
 
 // fixed: the engine/ring_registry buffer slot the host memory lies in (a staging
-// lease's), or kNoFixedSlot.
+// lease's), or kNoFixedSlot. A direct chunk with cache_first takes what the
+// page cache holds of it first (through the buffered descriptor, RWF_NOWAIT:
+// never waiting for the disk), unless a probe (cachestat) finds its first
+// page not resident; the rest, from the last aligned byte taken, goes
+// through O_DIRECT as usual.
 Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void *dst, int fixed);
+// Whether [off, off + len) of file looks resident in the page cache: its
+// first, middle and last pages are (three single-page cachestat calls, so a
+// request of any size costs the same). False where cachestat is refused.
+bool LooksResident(FileHandle &file, off_t off, size_t len);
+
+// Process-wide counts of direct read chunks that tried the page cache:
+// bytes taken from it, and chunks that then went on through O_DIRECT
+// (tests, ufile-bench).
+struct PageCacheReadCounts {
+  uint64_t cached_bytes = 0;
+  uint64_t direct_fallbacks = 0;
+};
+PageCacheReadCounts PageCacheReads();
+
 Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src,
                           int fixed);
 

@@ -188,6 +188,8 @@ const KeySpec kKeys[] = {
     {"ufile.engine", SetEngine, 0},
     UFILE_BOOL_KEY("ufile.io_uring_fixed_buffers", io_uring_fixed_buffers, 0),
     UFILE_BOOL_KEY("ufile.io_uring_fixed_files", io_uring_fixed_files, 0),
+    UFILE_BOOL_KEY("ufile.page_cache_reads", page_cache_reads, 0),
+    UFILE_BOOL_KEY("ufile.prepare_at_open", prepare_at_open, 0),
 };
 
 #undef UFILE_SIZE_KEY
@@ -426,6 +428,8 @@ void ApplyEnvironment(Config &cfg) {
       {"UFILE_IO_URING_FIXED_BUFFERS", "ufile.io_uring_fixed_buffers",
        &Config::io_uring_fixed_buffers},
       {"UFILE_IO_URING_FIXED_FILES", "ufile.io_uring_fixed_files", &Config::io_uring_fixed_files},
+      {"UFILE_PAGE_CACHE_READS", "ufile.page_cache_reads", &Config::page_cache_reads},
+      {"UFILE_PREPARE_AT_OPEN", "ufile.prepare_at_open", &Config::prepare_at_open},
   };
   for (const auto &b : kBools) {
     const char *v = GetEnv(b.name);

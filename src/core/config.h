@@ -73,6 +73,12 @@ struct Config {
   // machine, where raw 16-thread 4 KiB
   // reads of one file ran 1.9x faster with it.
   bool io_uring_fixed_files = false;
+  // O_DIRECT reads take page-cache-resident chunks from the page cache
+  // (core/chunk_io.h); false: every aligned chunk goes through O_DIRECT.
+  bool page_cache_reads = true;
+  // With a CUDA context current at open, open pins staging buffers and
+  // creates copy lanes (core/runtime.cpp); false: on first use.
+  bool prepare_at_open = true;
 
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.

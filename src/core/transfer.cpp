@@ -264,7 +264,7 @@ constexpr size_t kPipelineMaxBytes = 512u << 20;
 // Only a request that had the pool to itself when it started: with other
 // split requests running, its share of helpers double-buffers instead (at 8
 // callers of 64-256 MiB the pipeline gave 26-28 GB/s, the double buffering 52).
-// Not O_DIRECT reads: they wait on the disk, not on the copies, and the
+// Not O_DIRECT reads from the disk: they wait on it, not on the copies, and the
 // double buffering's 4 MiB chunks and sleeping waits moved them as fast with
 // a fifth to a quarter less CPU (cold 64 and 256 MiB).
 bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolShare &share) {
@@ -288,6 +288,15 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   if (req.size == 0) return size_t{0};
   const bool needs_copy = req.mem_info.needs_copy();
   const bool direct = req.file->direct() && !req.file->is_fs_ops();
+  const PoolShare share(rt.split_requests(), rt.request_parallelism(),
+                        Splittable(rt, req, direct));
+  // An O_DIRECT read of a page-cache-resident range is moved as a buffered
+  // one (chunk sizes, pipeline, spinning on copies): its chunks come from the
+  // page cache (core/chunk_io.h), and only their fallbacks wait on the disk.
+  const bool cache_first = direct && !req.write && rt.config().page_cache_reads;
+  const bool hot = cache_first && req.size >= kMinSplitChunk &&
+                   LooksResident(*req.file, req.file_off, req.size);
+  const bool disk = direct && !hot;
   PlanInput in;
   in.size = req.size;
   in.file_off = req.file_off;
@@ -295,11 +304,11 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   in.align = req.file->align();
   in.needs_copy = needs_copy;
   in.mem_addr = reinterpret_cast<uintptr_t>(req.mem);
-  const PoolShare share(rt.split_requests(), rt.request_parallelism(),
-                        Splittable(rt, req, direct));
-  const bool pipelined = Pipelined(req, needs_copy, direct, share);
+  in.cache_first = cache_first;
+  in.hot = hot;
+  const bool pipelined = Pipelined(req, needs_copy, disk, share);
   in.chunk_size = pipelined ? PipelineChunkSize(req, share.parts(), ChunkLimit(rt, true))
-                            : ChunkSize(rt, req, needs_copy || direct, direct, share.parts());
+                            : ChunkSize(rt, req, needs_copy || direct, disk, share.parts());
   Job job(rt, req, in);
   job.chunk_size = in.chunk_size;
   job.lease_size = std::min(in.chunk_size, (req.size + 4095) / 4096 * 4096);
@@ -307,7 +316,7 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   // copies instead of spinning (H100: a third less CPU for O_DIRECT writes,
   // as fast; sleeping and polling instead of blocking events took another
   // 6-32 % off cold reads and writes).
-  job.sleep_on_copies = direct;
+  job.sleep_on_copies = disk;
 
   CUcontext ctx = nullptr;
   if (needs_copy) {

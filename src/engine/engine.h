@@ -28,6 +28,9 @@ struct EngineOp {
   size_t align = 1;
   int fixed = kNoFixedSlot;  // the registered-buffer slot buf lies in, if any
   Result<size_t> result = size_t{0};
+  // A read of page-cache-resident bytes only (RWF_NOWAIT): no retries, no
+  // POSIX finish; result is the resident prefix moved (see ReadCached).
+  bool nowait = false;
 };
 
 class Engine {
@@ -41,6 +44,11 @@ class Engine {
                               int fixed) = 0;
   virtual Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
                                int fixed) = 0;
+  // Copies the prefix of [off, off + len) that the page cache holds through
+  // fd (a descriptor without O_DIRECT) without waiting for the disk:
+  // the bytes moved, from 0 (the first page is not resident, or any error)
+  // to len. The kernel may start readahead of the first missing page.
+  virtual size_t ReadCached(int fd, void *buf, size_t len, off_t off, int fixed);
   // Moves ops[0, n) and sets each one's result. io_uring puts them all in
   // flight together (one submission per ring depth); the default runs them
   // one after another.

@@ -7,9 +7,17 @@ namespace ufile {
 void Engine::RunMany(EngineOp *ops, size_t n) {
   for (size_t i = 0; i < n; ++i) {
     EngineOp &op = ops[i];
+    if (op.nowait) {
+      op.result = ReadCached(op.fd, op.buf, op.len, op.off, op.fixed);
+      continue;
+    }
     op.result = op.write ? Write(op.fd, op.buf, op.len, op.off, op.align, op.fixed)
                          : Read(op.fd, op.buf, op.len, op.off, op.align, op.fixed);
   }
+}
+
+size_t Engine::ReadCached(int fd, void *buf, size_t len, off_t off, int) {
+  return PreadCached(fd, buf, len, off);
 }
 
 namespace {

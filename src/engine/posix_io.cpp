@@ -48,6 +48,21 @@ Result<size_t> PreadFull(int fd, void *buf, size_t len, off_t off, size_t align)
   });
 }
 
+size_t PreadCached(int fd, void *buf, size_t len, off_t off) {
+  SysOps &sys = SysOps::Current();
+  size_t done = 0;
+  while (done < len) {
+    const size_t want = len - done;
+    const ssize_t n = sys.PreadNowait(fd, static_cast<char *>(buf) + done, want,
+                                      off + static_cast<off_t>(done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    done += static_cast<size_t>(n);
+    if (static_cast<size_t>(n) < want) break;  // the next page is not resident, or EOF
+  }
+  return done;
+}
+
 Result<size_t> PwriteFull(int fd, const void *buf, size_t len, off_t off, size_t align) {
   SysOps &sys = SysOps::Current();
   Result<size_t> r = Loop("pwrite", fd, len, off, align, [&](size_t done) {

@@ -16,5 +16,10 @@ namespace ufile {
 
 Result<size_t> PreadFull(int fd, void *buf, size_t len, off_t off, size_t align = 1);
 Result<size_t> PwriteFull(int fd, const void *buf, size_t len, off_t off, size_t align = 1);
+// The prefix of [off, off + len) in the page cache, read without waiting
+// for the disk (preadv2 RWF_NOWAIT, through the seam): bytes moved, 0 to len.
+// Stops at the first short transfer: the next page is not resident (or the
+// file ends). An error, EAGAIN included, ends it with what was moved.
+size_t PreadCached(int fd, void *buf, size_t len, off_t off);
 
 }  // namespace ufile

@@ -43,6 +43,8 @@ Chunk Plan::at(size_t i) const {
     region_len = middle_len_;
     c.direct = true;
     c.staged = middle_staged_;
+    c.cache_first = in_.cache_first;
+    c.hot = in_.hot;
   } else {
     k -= middle_chunks_;
     region_off = head_len_ + middle_len_;

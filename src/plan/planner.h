@@ -26,6 +26,10 @@ struct Chunk {
   size_t buf_off = 0;   // from the start of the request's memory
   bool direct = false;  // through the O_DIRECT descriptor
   bool staged = false;  // through a staging buffer
+  // A direct read chunk tries the page cache first (core/chunk_io.h); hot:
+  // the request was found resident, so it skips the per-chunk probe.
+  bool cache_first = false;
+  bool hot = false;
 };
 
 struct PlanInput {
@@ -36,6 +40,8 @@ struct PlanInput {
   bool needs_copy = false;      // memory is not CPU-writable (device, managed)
   uintptr_t mem_addr = 0;       // request memory start (host memory alignment)
   size_t chunk_size = 1 << 20;  // largest chunk; a multiple of align
+  bool cache_first = false;     // direct chunks try the page cache first
+  bool hot = false;             // ... and skip the probe (Chunk::hot)
 };
 
 class Plan {

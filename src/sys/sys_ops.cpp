@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <liburing.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -19,6 +20,23 @@ std::atomic<SysOps *> g_current{&g_real_ops};
 ssize_t SysOps::Pread(int fd, void *buf, size_t len, off_t off) { return ::pread(fd, buf, len, off); }
 ssize_t SysOps::Pwrite(int fd, const void *buf, size_t len, off_t off) {
   return ::pwrite(fd, buf, len, off);
+}
+ssize_t SysOps::PreadNowait(int fd, void *buf, size_t len, off_t off) {
+  iovec v{buf, len};
+  return ::preadv2(fd, &v, 1, off, RWF_NOWAIT);
+}
+int SysOps::CachedPages(int fd, off_t off, size_t len, uint64_t *pages) {
+  // Debian's headers predate cachestat (Linux 6.5): its number and structs.
+  struct Range {
+    uint64_t off, len;
+  } range{static_cast<uint64_t>(off), len};
+  struct Stat {
+    uint64_t nr_cache, nr_dirty, nr_writeback, nr_evicted, nr_recently_evicted;
+  } st{};
+  constexpr long kCachestat = 451;  // the same on every architecture
+  if (::syscall(kCachestat, fd, &range, &st, 0) != 0) return -errno;
+  *pages = st.nr_cache;
+  return 0;
 }
 int SysOps::Fstat(int fd, struct stat *st) { return ::fstat(fd, st); }
 int SysOps::GetFlags(int fd) { return ::fcntl(fd, F_GETFL); }

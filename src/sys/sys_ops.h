@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <cstdint>
+
 struct io_uring;
 struct io_uring_cqe;
 struct iovec;
@@ -22,6 +24,12 @@ class SysOps {
   virtual ~SysOps() = default;
   virtual ssize_t Pread(int fd, void *buf, size_t len, off_t off);
   virtual ssize_t Pwrite(int fd, const void *buf, size_t len, off_t off);
+  // preadv2(RWF_NOWAIT): only bytes already in the page cache; -1 with
+  // errno EAGAIN when the first byte is not (short when a later one is not).
+  virtual ssize_t PreadNowait(int fd, void *buf, size_t len, off_t off);
+  // cachestat(2): how many of the pages of [off, off + len) are in the page
+  // cache. 0 or -errno (-ENOSYS before Linux 6.5).
+  virtual int CachedPages(int fd, off_t off, size_t len, uint64_t *pages);
   virtual int Fstat(int fd, struct stat *st);
   virtual int GetFlags(int fd);  // fcntl(F_GETFL)
   virtual int Open(const char *path, int flags, mode_t mode);

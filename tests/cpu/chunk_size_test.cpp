@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // How a split request is cut, seen through the SysOps seam (the POSIX engine
 // does one pread/pwrite per chunk): a buffered read over 16 participants
-// moves 1 MiB chunks; an O_DIRECT read or write moves chunks of at least
-// 4 MiB, since the kernel already spreads one large direct transfer over
-// the device's queue and every chunk costs a submission and a wake-up.
+// moves 1 MiB chunks; an O_DIRECT read of a cold file, or write, moves
+// chunks of at least 4 MiB, since the kernel already spreads one large direct
+// transfer over the device's queue and every chunk costs a submission and a
+// wake-up. An O_DIRECT read of a hot file is cut like a buffered one, its
+// chunks read from the page cache (RWF_NOWAIT).
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -31,6 +33,10 @@ class RecordingSysOps : public SysOps {
     Note(&reads_, len);
     return SysOps::Pread(fd, buf, len, off);
   }
+  ssize_t PreadNowait(int fd, void *buf, size_t len, off_t off) override {
+    Note(&nowait_, len);
+    return SysOps::PreadNowait(fd, buf, len, off);
+  }
   ssize_t Pwrite(int fd, const void *buf, size_t len, off_t off) override {
     Note(&writes_, len);
     return SysOps::Pwrite(fd, buf, len, off);
@@ -38,6 +44,7 @@ class RecordingSysOps : public SysOps {
   // Calls per length since the last Take.
   std::map<size_t, int> TakeReads() { return Take(&reads_); }
   std::map<size_t, int> TakeWrites() { return Take(&writes_); }
+  std::map<size_t, int> TakeNowaitReads() { return Take(&nowait_); }
 
  private:
   void Note(std::map<size_t, int> *m, size_t len) {
@@ -51,7 +58,7 @@ class RecordingSysOps : public SysOps {
     return out;
   }
   std::mutex mu_;
-  std::map<size_t, int> reads_, writes_;
+  std::map<size_t, int> reads_, writes_, nowait_;
 };
 
 class ChunkSize : public ::testing::Test {
@@ -78,6 +85,17 @@ class ChunkSize : public ::testing::Test {
     SysOps::Install(prev_);
     CloseAll();
     std::free(mem_);
+  }
+  // Drops the file from the page cache; skips where the file system keeps it.
+  void Evict() {
+    const int fd = open(dir_.File("f").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    fdatasync(fd);
+    posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+    uint64_t pages = 1;
+    const int rc = SysOps().CachedPages(fd, 0, kSize, &pages);
+    close(fd);
+    if (rc == 0 && pages > 0) GTEST_SKIP() << "this file system keeps the file in the page cache";
   }
   CUfileHandle_t Open(int flags) {
     const int fd = open(dir_.File("f").c_str(), flags);
@@ -109,15 +127,27 @@ TEST_F(ChunkSize, DirectReadsAndWritesUseChunksOfAtLeastFourMiB) {
   if (!DirectIoSupported(dir_.path()))
     GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
   CUfileHandle_t fh = Open(O_RDWR | O_DIRECT);
+  Evict();
   ASSERT_EQ(cuFileRead(fh, mem_, kSize, 0, 0), static_cast<ssize_t>(kSize));
   EXPECT_EQ(0, std::memcmp(mem_, data_.data(), kSize));
   EXPECT_EQ(ops_.TakeReads(), (std::map<size_t, int>{{4 * kMiB, 4}}));
+  EXPECT_EQ(ops_.TakeNowaitReads(), (std::map<size_t, int>{})) << "the probe said cold";
 
   std::vector<uint8_t> next = RandomBytes(kSize, 12);
   std::memcpy(mem_, next.data(), kSize);
   ASSERT_EQ(cuFileWrite(fh, mem_, kSize, 0, 0), static_cast<ssize_t>(kSize));
   EXPECT_EQ(ops_.TakeWrites(), (std::map<size_t, int>{{4 * kMiB, 4}}));
   EXPECT_EQ(ReadWholeFile(dir_.File("f")), next);
+}
+
+TEST_F(ChunkSize, HotDirectReadsAreCutLikeBufferedOnes) {
+  if (!DirectIoSupported(dir_.path()))
+    GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+  CUfileHandle_t fh = Open(O_RDONLY | O_DIRECT);
+  ASSERT_EQ(cuFileRead(fh, mem_, kSize, 0, 0), static_cast<ssize_t>(kSize));
+  EXPECT_EQ(0, std::memcmp(mem_, data_.data(), kSize));
+  EXPECT_EQ(ops_.TakeNowaitReads(), (std::map<size_t, int>{{kMiB, 16}}));
+  EXPECT_EQ(ops_.TakeReads(), (std::map<size_t, int>{}));
 }
 
 }  // namespace

@@ -48,6 +48,9 @@ off_t InChunk(size_t k) {
 
 class AsyncFaults : public AsyncFixture, public ::testing::WithParamInterface<bool> {
  protected:
+  // Direct reads of this hot file would come from the page cache, past the
+  // faults: they are tested with O_DIRECT here (page_cache_read_test has theirs).
+  ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
     AsyncFixture::SetUp();
     direct_ = GetParam();

@@ -53,6 +53,9 @@ struct Outcome {
 
 class FaultTest : public ::testing::TestWithParam<bool> {
  protected:
+  // Direct reads of this hot file would come from the page cache, past the
+  // faults: they are tested with O_DIRECT here (page_cache_read_test has theirs).
+  ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
     direct_ = GetParam();
     if (direct_ && !DirectIoSupported(dir_.path()))

@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: Apache-2.0
+// Reads through an O_DIRECT handle take what the page cache holds from it
+// (ufile.page_cache_reads, on by default) and the rest through O_DIRECT:
+// a hot file comes from the cache, a cold one goes to the disk without
+// filling the cache, a partly resident one mixes both, faults injected into
+// the RWF_NOWAIT read (EAGAIN, short) fall back, and every byte is right.
+// Both engines; the key and its environment override turn it off.
+#include <cufile.h>
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/chunk_io.h"
+#include "support/test_util.h"
+#include "sys/sys_ops.h"
+
+namespace ufile::test {
+namespace {
+
+constexpr size_t kSize = 8u << 20;
+
+// Pages of the file's first len bytes in the page cache (mincore).
+size_t ResidentPages(const std::string &path, size_t len) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  void *m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (m == MAP_FAILED) return SIZE_MAX;
+  std::vector<unsigned char> vec(len / 4096);
+  size_t n = SIZE_MAX;
+  if (mincore(m, len, vec.data()) == 0) {
+    n = 0;
+    for (unsigned char v : vec) n += v & 1;
+  }
+  munmap(m, len);
+  return n;
+}
+
+// Drops [off, off + len) of the file from the page cache (written back first).
+void Evict(const std::string &path, off_t off, size_t len) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  fdatasync(fd);
+  posix_fadvise(fd, off, static_cast<off_t>(len), POSIX_FADV_DONTNEED);
+  close(fd);
+}
+
+// Brings [off, off + len) of the file into the page cache.
+void Warm(const std::string &path, off_t off, size_t len) {
+  const int fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  std::vector<char> buf(len);
+  ASSERT_EQ(pread(fd, buf.data(), len, off), static_cast<ssize_t>(len));
+  close(fd);
+}
+
+// Injects results into the RWF_NOWAIT reads (the POSIX engine's path) and
+// can refuse cachestat, as kernels before 6.5 do.
+class NowaitFaults : public SysOps {
+ public:
+  int eagain_calls = 0;       // the first n calls fail with EAGAIN
+  size_t short_bytes = 0;     // then every call moves at most this many bytes
+  bool no_cachestat = false;  // CachedPages: -ENOSYS
+  std::atomic<int> calls{0};
+
+  ssize_t PreadNowait(int fd, void *buf, size_t len, off_t off) override {
+    if (++calls <= eagain_calls) {
+      errno = EAGAIN;
+      return -1;
+    }
+    if (short_bytes > 0 && len > short_bytes) len = short_bytes;
+    return SysOps::PreadNowait(fd, buf, len, off);
+  }
+  int CachedPages(int fd, off_t off, size_t len, uint64_t *pages) override {
+    return no_cachestat ? -ENOSYS : SysOps::CachedPages(fd, off, len, pages);
+  }
+};
+
+class CachedDirectReads : public ::testing::TestWithParam<bool> {
+ protected:
+  void SetUp() override {
+    if (!DirectIoSupported(dir_.path()))
+      GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+    data_ = RandomBytes(kSize, 19);
+    WriteWholeFile(path_, data_);
+    CloseAll();
+    ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, GetParam()).err,
+              CU_FILE_SUCCESS);
+    buf_ = static_cast<char *>(std::aligned_alloc(4096, kSize));
+    ASSERT_NE(buf_, nullptr);
+  }
+  void TearDown() override {
+    if (fh_) cuFileHandleDeregister(fh_);
+    if (fd_ >= 0) close(fd_);
+    CloseAll();
+    std::free(buf_);
+  }
+  void OpenDirect() {
+    ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+    fd_ = open(path_.c_str(), O_RDONLY | O_DIRECT);
+    ASSERT_GE(fd_, 0) << std::strerror(errno);
+    ASSERT_EQ(RegisterFd(fd_, &fh_), CU_FILE_SUCCESS);
+  }
+  // Reads [off, off + len) into the buffer; checks every byte.
+  void ReadAndCheck(off_t off, size_t len) {
+    std::memset(buf_, 0x5A, len);
+    ASSERT_EQ(cuFileRead(fh_, buf_, len, off, 0), static_cast<ssize_t>(len));
+    ASSERT_EQ(std::memcmp(buf_, data_.data() + off, len), 0) << "bytes differ";
+  }
+
+  TempDir dir_;
+  std::string path_ = dir_.File("f");
+  std::vector<uint8_t> data_;
+  char *buf_ = nullptr;
+  int fd_ = -1;
+  CUfileHandle_t fh_ = nullptr;
+};
+
+TEST_P(CachedDirectReads, AHotFileComesFromThePageCache) {
+  Warm(path_, 0, kSize);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  ReadAndCheck(4096, 4096);          // one page, not split
+  ReadAndCheck(100, kSize - 1000);   // unaligned edges through the buffered descriptor
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GE(after.cached_bytes - before.cached_bytes, 2 * kSize - 8192);
+  EXPECT_EQ(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(CachedDirectReads, AColdFileGoesToTheDiskAndStaysCold) {
+  Evict(path_, 0, kSize);
+  if (ResidentPages(path_, kSize) != 0) GTEST_SKIP() << "this file system keeps the pages";
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  ReadAndCheck(1 << 20, 4096);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);
+  EXPECT_EQ(ResidentPages(path_, kSize), 0u) << "no readahead into the page cache";
+}
+
+TEST_P(CachedDirectReads, APartlyResidentFileMixesBothAndEveryByteIsRight) {
+  Evict(path_, 0, kSize);
+  Warm(path_, 0, 3u << 20);               // the first 3 MiB ...
+  Warm(path_, 5u << 20, 1u << 20);        // ... and 5-6 MiB
+  Evict(path_, (1u << 20) + 8192, 8192);  // with a hole in the first MiB
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  ReadAndCheck(4096, 2u << 20);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GT(after.cached_bytes, before.cached_bytes);
+  EXPECT_GT(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(CachedDirectReads, TheKeyTurnsItOff) {
+  WriteTextFile(dir_.File("c.json"), R"({ "ufile": { "page_cache_reads": false } })");
+  ScopedEnv json("CUFILE_ENV_PATH_JSON", dir_.File("c.json"));
+  Warm(path_, 0, kSize);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  EXPECT_EQ(PageCacheReads().cached_bytes, before.cached_bytes);
+}
+
+TEST_P(CachedDirectReads, TheEnvironmentTurnsItOff) {
+  ScopedEnv env("UFILE_PAGE_CACHE_READS", "off");
+  Warm(path_, 0, kSize);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  EXPECT_EQ(PageCacheReads().cached_bytes, before.cached_bytes);
+}
+
+INSTANTIATE_TEST_SUITE_P(Engines, CachedDirectReads, ::testing::Bool(),
+                         [](const auto &p) { return p.param ? "uring" : "posix"; });
+
+// Injected results need the POSIX engine: io_uring's come in its CQEs.
+class PageCacheReadFaults : public CachedDirectReads {};
+
+TEST_P(PageCacheReadFaults, EagainFallsBackToODirect) {
+  Warm(path_, 0, kSize);
+  NowaitFaults faults;
+  faults.eagain_calls = 1 << 30;
+  ScopedSysOps scope(&faults);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GT(faults.calls.load(), 0);
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);
+  EXPECT_GT(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(PageCacheReadFaults, ShortReadsGoOnFromTheLastAlignedByte) {
+  Warm(path_, 0, kSize);
+  NowaitFaults faults;
+  faults.short_bytes = 5000;  // not a multiple of the block: the rest re-reads 904 bytes
+  ScopedSysOps scope(&faults);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  ReadAndCheck(8192, 3u << 20);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GT(after.cached_bytes, before.cached_bytes);
+  EXPECT_GT(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(PageCacheReadFaults, WithoutCachestatTheNowaitReadDecides) {
+  NowaitFaults faults;
+  faults.no_cachestat = true;
+  ScopedSysOps scope(&faults);
+  Warm(path_, 0, kSize);
+  OpenDirect();
+  PageCacheReadCounts before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  EXPECT_GE(PageCacheReads().cached_bytes - before.cached_bytes, kSize);
+  Evict(path_, 0, kSize);
+  before = PageCacheReads();
+  ReadAndCheck(0, kSize);
+  EXPECT_GT(PageCacheReads().direct_fallbacks, before.direct_fallbacks);
+}
+
+INSTANTIATE_TEST_SUITE_P(Posix, PageCacheReadFaults, ::testing::Values(false),
+                         [](const auto &) { return "posix"; });
+
+}  // namespace
+}  // namespace ufile::test
