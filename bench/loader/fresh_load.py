@@ -13,6 +13,8 @@ torch.empty(1, device="cuda")
 t_cuda = time.perf_counter()
 from ufile.safetensors import _loader, load_checkpoint  # noqa: E402
 
+t_import = time.perf_counter()
+
 opts = json.loads(sys.argv[2]) if len(sys.argv) > 2 else {}
 times, phases = [], []
 for _ in range(2):
@@ -23,5 +25,6 @@ for _ in range(2):
     phases.append({k: round(v, 3) for k, v in _loader.last_times.items()})
     nbytes = sum(t.numel() * t.element_size() for t in out.values())
     del out
-print(json.dumps({"startup_s": t_cuda - t_start, "first_s": times[0], "second_s": times[1],
+print(json.dumps({"startup_s": t_cuda - t_start, "import_ufile_s": t_import - t_cuda,
+                  "first_s": times[0], "second_s": times[1],
                   "bytes": nbytes, "phases_s": phases, "pid": os.getpid()}))
