@@ -19,7 +19,9 @@ namespace ufile {
 namespace {
 
 constexpr size_t kMaxSlabs = 16;
-constexpr size_t kMaxSlabSizeKb = size_t{1} << 20;  // 1 GiB
+// NVIDIA's library takes slabs of 16 GiB (and more); slabs are allocated on
+// first use, so the bound is the largest pinned-memory budget (2 TiB).
+constexpr size_t kMaxSlabSizeKb = size_t{1} << 31;
 constexpr size_t kMaxSlabCount = 65536;
 constexpr size_t kMaxPathLen = PATH_MAX - 1;
 

@@ -7,6 +7,7 @@
 
 #include "core/log.h"
 #include "gpu/cuda_api.h"
+#include "gpu/nvml_bar.h"
 
 namespace ufile {
 
@@ -31,6 +32,9 @@ Result<std::string> PciBusId(int device) {
 Result<size_t> Bar1Bytes(int device) {
   Result<std::string> id = PciBusId(device);
   if (!id.ok()) return id.status();
+  // NVML first (what NVIDIA's library reports); sysfs where NVML is absent.
+  Result<size_t> nvml = NvmlBar1Bytes(*id);
+  if (nvml.ok()) return nvml;
   const std::string path = "/sys/bus/pci/devices/" + *id + "/resource";
   std::ifstream in(path);
   std::string line;
@@ -42,7 +46,7 @@ Result<size_t> Bar1Bytes(int device) {
         end > start)
       return static_cast<size_t>(end - start + 1);
   }
-  UFILE_LOG_ERROR("BAR1 size of GPU %d not readable from %s", device, path.c_str());
+  UFILE_LOG_ERROR("BAR1 size of GPU %d: neither NVML nor %s has it", device, path.c_str());
   return Status::Op(CU_FILE_PLATFORM_NOT_SUPPORTED);
 }
 

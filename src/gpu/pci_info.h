@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// PCI facts about a GPU read from sysfs (no NVML needed): its bus id and the
-// size of its BAR1 aperture.
+// PCI facts about a GPU: its bus id (from CUDA) and the size of its BAR1
+// aperture (NVML, loaded at run time, else sysfs).
 // Thread-safety: stateless.
 #pragma once
 

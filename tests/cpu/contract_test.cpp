@@ -144,6 +144,18 @@ TEST_F(Contract, AppendSetWithFcntlAfterRegistrationIsRefused) {
   cuFileHandleDeregister(fh);
 }
 
+// ---- slab arrays: what NVIDIA's library takes -------------------------------
+
+TEST_F(Contract, SlabArraysUpTo16GiBAreAcceptedAndReadBack) {
+  const size_t sizes[] = {4096, 65536, 1048576, 16777216}, counts[] = {10, 5, 3, 2};
+  ASSERT_EQ(cuFileSetParameterPosixPoolSlabArray(sizes, counts, 4).err, CU_FILE_SUCCESS);
+  size_t s[4] = {}, c[4] = {};
+  ASSERT_EQ(cuFileGetParameterPosixPoolSlabArray(s, c, 4).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(std::vector<size_t>(s, s + 4), std::vector<size_t>(sizes, sizes + 4));
+  EXPECT_EQ(std::vector<size_t>(c, c + 4), std::vector<size_t>(counts, counts + 4));
+  EXPECT_EQ(cuFileUseCount(), 0) << "slabs are allocated on use, not now";
+}
+
 // ---- properties.allow_system_memory ----------------------------------------
 
 TEST_F(Contract, SystemMemoryRefusedWhenNotAllowed) {

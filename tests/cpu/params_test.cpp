@@ -286,7 +286,7 @@ TEST_F(ParamsTest, SlabArrays) {
   std::vector<size_t> ok16(16, 4), one16(16, 1);
   EXPECT_EQ(cuFileSetParameterPosixPoolSlabArray(ok16.data(), one16.data(), 16).err, kOk);
   std::vector<size_t> ok17(17, 4), one17(17, 1);
-  const size_t odd[] = {4, 6}, zero[] = {1, 0}, huge[] = {size_t{1} << 21, 4};
+  const size_t odd[] = {4, 6}, zero[] = {1, 0}, huge[] = {size_t{1} << 32, 4};  // past 2 TiB
   const size_t many[] = {1, 70000};
   EXPECT_EQ(cuFileSetParameterPosixPoolSlabArray(ok17.data(), one17.data(), 17).err, kInvalid);
   EXPECT_EQ(cuFileSetParameterPosixPoolSlabArray(new_sizes, new_counts, 0).err, kInvalid);
