@@ -56,6 +56,8 @@ class Runtime {
   std::atomic<size_t> &split_requests() { return split_requests_; }
 
  private:
+  void Prepare();
+
   std::shared_ptr<const Config> cfg_;
   size_t io_threads_ = 1;
   size_t parallelism_ = 1;

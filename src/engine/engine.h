@@ -53,6 +53,9 @@ class Engine {
   // flight together (one submission per ring depth); the default runs them
   // one after another.
   virtual void RunMany(EngineOp *ops, size_t n);
+  // Prepares this thread's state for I/O (driver open): io_uring creates
+  // the thread's ring and registers the staging buffers published so far.
+  virtual void PrepareThread() {}
   // How many ops RunMany starts at once (1: one after another), so a caller
   // that may cancel can hand over that many at a time.
   virtual size_t together() const { return 1; }

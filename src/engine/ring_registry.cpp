@@ -120,6 +120,17 @@ bool RingRegistry::BufferReady(RegisteredRing &r, int slot, const void *data, si
   return ReadySlow(r, kBuffers, slot, gen);
 }
 
+void RingRegistry::ReadyAllBuffers(RegisteredRing &r) {
+  for (unsigned slot = 0; slot < kBufferSlots; ++slot) {
+    const Slot &s = buffers_[slot];
+    if (s.gen.load(std::memory_order_acquire) == 0) continue;
+    // BufferReady checks the address against the slot again: a buffer
+    // withdrawn meanwhile is not registered.
+    const auto *base = reinterpret_cast<const void *>(s.base.load(std::memory_order_relaxed));
+    BufferReady(r, static_cast<int>(slot), base, s.size.load(std::memory_order_relaxed));
+  }
+}
+
 int RingRegistry::FileSlot(RegisteredRing &r, int fd) {
   RingTable &t = r.tables[kFiles];
   if (fd < 0 || static_cast<unsigned>(fd) >= file_slots_ ||

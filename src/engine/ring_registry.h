@@ -82,6 +82,9 @@ class RingRegistry {
   // buffer: attaches r's table and registers the slot on first use. False
   // sends the caller to an ordinary transfer.
   bool BufferReady(RegisteredRing &r, int slot, const void *data, size_t len);
+  // Registers every buffer published now on ring r (driver open: see
+  // core/runtime), as BufferReady would on first use.
+  void ReadyAllBuffers(RegisteredRing &r);
   // The registered-file index ring r may use for fd, or kNoFixedSlot.
   int FileSlot(RegisteredRing &r, int fd);
   // Forgets r: before its ring is torn down.

@@ -73,6 +73,7 @@ class ThreadRing {
                        RingRegistry::Get().BufferReady(registered_, op.fixed, op.buf, op.len);
     return ready ? op.fixed : kNoFixedSlot;
   }
+  void ReadyAllBuffers() { RingRegistry::Get().ReadyAllBuffers(registered_); }
   // The registered file index of op's descriptor on this ring, or kNoFixedSlot.
   int FileSlot(const EngineOp &op) {
     return op.len > 0 ? RingRegistry::Get().FileSlot(registered_, op.fd) : kNoFixedSlot;
@@ -142,6 +143,10 @@ class UringEngine final : public Engine {
   }
   void RunMany(EngineOp *ops, size_t n) override;
   size_t together() const override { return depth_; }
+  void PrepareThread() override {
+    io_uring *ring = nullptr;
+    if (t_ring.Get(depth_, &ring) >= 0 && use_.buffers) t_ring.ReadyAllBuffers();
+  }
 
  private:
   Result<size_t> RunOne(bool write, int fd, void *buf, size_t len, off_t off, size_t align,

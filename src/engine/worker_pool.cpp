@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/worker_pool.h"
 
+#include <chrono>
 #include <memory>
 
 #include "sys/thread_name.h"
@@ -88,6 +89,31 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   std::unique_lock<std::mutex> lock(state->mu);
   state->closed = true;
   state->cv.wait(lock, [&] { return state->finished == state->started; });
+}
+
+void WorkerPool::OnEachThread(const std::function<void()> &fn) {
+  struct State {
+    std::mutex mu;
+    std::condition_variable cv;
+    size_t started = 0, finished = 0;
+  };
+  auto state = std::make_shared<State>();
+  const size_t n = threads_.size();
+  for (size_t i = 0; i < n; ++i)
+    Post([&fn, state, n] {
+      {
+        std::unique_lock<std::mutex> lock(state->mu);
+        ++state->started;
+        state->cv.notify_all();
+        state->cv.wait_for(lock, std::chrono::seconds(1), [&] { return state->started == n; });
+      }
+      fn();
+      std::lock_guard<std::mutex> lock(state->mu);
+      ++state->finished;
+      state->cv.notify_all();
+    });
+  std::unique_lock<std::mutex> lock(state->mu);
+  state->cv.wait(lock, [&] { return state->finished == n; });
 }
 
 void WorkerPool::Loop() {

@@ -35,6 +35,11 @@ class WorkerPool {
   void Run(size_t n, const std::function<void(size_t)> &fn);
   // Queues fn to run on a pool thread (asynchronous work: batch, streams).
   void Post(std::function<void()> fn);
+  // Runs fn once on every pool thread and returns when all have run it: for
+  // per-thread state, while the pool is idle (driver open). Each thread takes
+  // one task and waits (at most 1 s) until all have started, so none takes
+  // two.
+  void OnEachThread(const std::function<void()> &fn);
   size_t size() const { return threads_.size(); }
   // Whether the calling thread is a ufile I/O thread: a pool thread (of any
   // pool) or one that called MarkIoThread.

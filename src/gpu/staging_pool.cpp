@@ -176,6 +176,28 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
   }
 }
 
+size_t StagingPool::Prefill(size_t size, size_t n) {
+  const size_t cls = ClassFor(size);
+  SizeClass &c = classes_[cls];
+  size_t made = 0;
+  std::unique_lock<std::mutex> lock(mu_);
+  while (made < n && c.allocated < c.limit) {
+    ++c.allocated;  // reserve the slot, allocate without the lock
+    lock.unlock();
+    Result<Buffer> buf = Allocate(c.size);
+    lock.lock();
+    if (!buf.ok()) {
+      --c.allocated;
+      break;
+    }
+    c.free.push_back(*buf);
+    ++made;
+  }
+  lock.unlock();
+  if (made > 0) returned_.notify_all();
+  return made;
+}
+
 void StagingPool::Return(size_t cls, const Buffer &buf) {
   {
     Slot &slot = MySlot();

@@ -84,6 +84,10 @@ class StagingPool {
   // Like Lease but returns an empty lease instead of blocking.
   Result<StagingLease> TryLease(size_t size);
   size_t largest() const;
+  // Allocates up to n buffers of size's class now, while the class is under
+  // its limit, into the shared list (driver open: see core/runtime). How
+  // many it allocated. May be called from several threads at once.
+  size_t Prefill(size_t size, size_t n);
   // Frees every buffer; no lease may be outstanding.
   void Release();
 

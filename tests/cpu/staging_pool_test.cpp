@@ -42,6 +42,30 @@ TEST(StagingPool, BoundedAndTryLeaseDoesNotBlock) {
   EXPECT_TRUE(*d);
 }
 
+// Prefill (driver open) allocates up to the class's count, into the shared
+// list: leases on any thread then get those buffers, and no more exist.
+TEST(StagingPool, PrefillStopsAtTheClassCountAndServesEveryThread) {
+  StagingPool pool({4, 16}, {2, 3}, nullptr);
+  EXPECT_EQ(pool.Prefill(16384, 5), 3u);
+  EXPECT_EQ(pool.Prefill(16384, 1), 0u) << "over the class's count";
+  std::set<void *> seen;
+  std::thread t([&] {
+    std::vector<StagingLease> held;
+    for (int i = 0; i < 3; ++i) {
+      Result<StagingLease> l = pool.TryLease(16384);
+      ASSERT_TRUE(l.ok());
+      ASSERT_TRUE(*l) << "a prefilled buffer was not found by another thread";
+      seen.insert(l->data());
+      held.push_back(std::move(*l));
+    }
+    Result<StagingLease> none = pool.TryLease(16384);
+    ASSERT_TRUE(none.ok());
+    EXPECT_FALSE(*none);
+  });
+  t.join();
+  EXPECT_EQ(seen.size(), 3u);
+}
+
 // Buffers returned on one thread sit in that thread's slot; a waiter on
 // another thread must still get them.
 TEST(StagingPool, WaiterTakesBuffersFromOtherThreadsSlots) {

@@ -73,6 +73,22 @@ struct Work {
   std::vector<std::atomic<int>> done;
 };
 
+// OnEachThread (driver open prepares each thread's ring with it): every
+// pool thread runs it exactly once, and it returns after all did.
+TEST(WorkerPool, OnEachThreadRunsOnEveryPoolThreadOnce) {
+  WorkerPool pool(6);
+  std::mutex mu;
+  std::map<std::thread::id, int> calls;
+  pool.OnEachThread([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    std::lock_guard<std::mutex> lock(mu);
+    ++calls[std::this_thread::get_id()];
+  });
+  EXPECT_EQ(calls.size(), 6u);
+  for (const auto &c : calls) EXPECT_EQ(c.second, 1);
+  EXPECT_EQ(calls.count(std::this_thread::get_id()), 0u) << "not on the caller";
+}
+
 TEST(WorkerPool, RunZeroCallsNothing) {
   WorkerPool pool(2);
   std::atomic<int> called{0};
