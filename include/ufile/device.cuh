@@ -22,13 +22,18 @@
 //                          first round. Bytes moved, or a negative errno.
 //   submit_read / _write   asynchronous, at most view.staging_bytes; returns
 //                          a Ticket (status < 0: not submitted; -EAGAIN when
-//                          every slot is in use and wait_for_slot is false).
+//                          the queue is full and wait_for_slot is false).
 //                          A write's data is in staging when it returns.
 //   wait(ticket)           the bytes moved or a negative errno; a read's data
 //                          is in the buffer afterwards. Once per ticket.
 //   poll(ticket)           1 completed, 0 in flight (thread-level, no copy).
 //   warp_submit_reads /    each lane its own request (queue warp-uniform),
-//   warp_submit_writes     one doorbell for the warp.
+//   warp_submit_writes     one doorbell for the warp; a lane gets -EAGAIN
+//                          only when the queue is full.
+//
+// "Full": queue_depth requests hold slots (submitted and not yet waited for,
+// or abandoned by a timed-out wait and not yet completed). With fewer, a
+// submit finds a slot, however many threads claim and release at once.
 //   warp_wait_each         each lane's result; the warp copies every lane's
 //                          data together.
 //   find_file(view, fh)    the index of a CUfileHandle_t in the set.
@@ -235,9 +240,17 @@ __device__ __forceinline__ Ticket WarpSubmit(const View &v, unsigned queue, unsi
   const bool wants = t.status == 0 && size > 0;
   ufile_devio_queue_t qq{};  // in registers: acquires invalidate L1
   if (q0 < v.num_queues) qq = v.queues[q0];
+  // One lane reserves the warp's places (device_queue.h): a lane is refused
+  // only when the queue is full, never because the lanes raced each other.
+  const unsigned wanting = __ballot_sync(0xffffffffu, wants);
+  uint32_t places = 0;
+  if (wanting && lane == static_cast<unsigned>(__ffs(wanting) - 1))
+    places = devio::ReservePlaces(v, qq, __popc(wanting));
+  places = __shfl_sync(0xffffffffu, places, wanting ? __ffs(wanting) - 1 : 0);
   if (wants) {
     uint32_t gen = 0;
-    const int s = devio::TryClaim(v, qq, &gen);
+    const uint32_t rank = __popc(wanting & ((1u << lane) - 1));
+    const int s = rank < places ? devio::ClaimReserved(v, qq, &gen) : -1;
     if (s < 0) {
       t.status = -UFILE_DEVIO_EAGAIN;
     } else {

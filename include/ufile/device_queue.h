@@ -263,12 +263,44 @@ UFILE_DEVIO_HD bool LLPosted(const ufile_devio_view_t &v, const ufile_devio_queu
 
 // ---- Slots. ----
 
-// A free slot moved to CLAIMED (or straight to state: INFLIGHT for a caller
-// that submits at once) with its new generation in *gen, or -1. First
-// tries the slot freed last (the hint holds its index and generation, so
-// one CAS claims it), then scans.
-UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
-                            uint32_t *gen, uint32_t state = kSlotClaimed) {
+// Slots held: a claim first reserves one of depth places in ctl->held,
+// and a slot gives its place back only after it is FREE again (Release,
+// or the reaper freeing an abandoned one). So a claimer holding a place
+// always has a FREE slot to find, and a claim fails only when depth
+// requests hold slots: claimers racing over the slot words (a warp's 32
+// lanes, other warps releasing behind a scan) cannot make it fail. Without
+// the places a scan could miss slots freed behind it, and a warp batch on a
+// queue with room got -EAGAIN (1.2 % of requests at 512 in flight on 512
+// slots). An abandoned LL read gives its place back early (AbandonLL).
+
+// Reserves up to n places: how many it got (fewer only when the queue is
+// full). A CAS loop, not an add, so a failed claim never holds a place
+// another claimer then misses.
+UFILE_DEVIO_HD uint32_t ReservePlaces(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                      uint32_t n) {
+  uint32_t cur = LoadRelaxed32(&q.ctl->held);
+  for (;;) {
+    const uint32_t take = cur >= v.depth ? 0 : (v.depth - cur < n ? v.depth - cur : n);
+    if (take == 0) return 0;
+    const uint32_t seen = Cas32(&q.ctl->held, cur, cur + take);
+    if (seen == cur) return take;
+    cur = seen;
+  }
+}
+
+UFILE_DEVIO_HD void ReturnPlaces(const ufile_devio_queue_t &q, uint32_t n) {
+  FetchAdd32(&q.ctl->held, 0u - n);
+}
+
+// With a place reserved: a free slot moved to CLAIMED (or straight to
+// state: INFLIGHT for a caller that submits at once) with its new
+// generation in *gen. First tries the slot freed last (the hint holds its
+// index and generation, so one CAS claims it), then scans until it finds
+// one (one exists while the place is held). -1, the place given back, only
+// if 64 passes found none: the places were corrupted, and a refusal beats
+// a hang.
+UFILE_DEVIO_HD int ClaimReserved(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                                 uint32_t *gen, uint32_t state = kSlotClaimed) {
   const u64 hint = LoadRelaxed64(&q.ctl->claim_hint);
   const uint32_t hs = static_cast<uint32_t>(hint & 0xffffffffu);
   if (hs < v.depth) {
@@ -281,24 +313,41 @@ UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue
     }
   }
   const uint32_t mask = v.depth - 1;
-  for (uint32_t i = 1; i <= v.depth; ++i) {
+  for (uint32_t i = 1; i <= 64 * v.depth; ++i) {
     const uint32_t s = (hs + i) & mask;
     const u64 cur = LoadRelaxed64(&q.slots[s]);  // the CAS acquires
-    if (SlotState(cur) != kSlotFree &&
-        !(SlotState(cur) == kSlotAbandonedLL && LLPosted(v, q, s, SlotGen(cur))))
-      continue;
+    const bool ll = SlotState(cur) == kSlotAbandonedLL;  // its place was given back
+    if (SlotState(cur) != kSlotFree && !(ll && LLPosted(v, q, s, SlotGen(cur)))) continue;
     const uint32_t g = (SlotGen(cur) + 1) & 0xffffffu;
     if (Cas64(&q.slots[s], cur, SlotWord(state, g, 0)) == cur) {
       *gen = g;
       return static_cast<int>(s);
     }
   }
+  ReturnPlaces(q, 1);
   return -1;
+}
+
+// An LL read whose wait gave up: its slot is taken again once the proxy
+// posted its LL header (ClaimReserved checks), a moment no reaper sees, so
+// its place is given back now. A claimer may then scan past such a slot.
+UFILE_DEVIO_HD void AbandonLL(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen) {
+  if (Cas64(&q.slots[slot], SlotWord(kSlotInflight, gen, 0), SlotWord(kSlotAbandonedLL, gen, 0)) ==
+      SlotWord(kSlotInflight, gen, 0))
+    ReturnPlaces(q, 1);
+}
+
+// A place and a slot (see ClaimReserved), or -1 when depth requests hold
+// slots.
+UFILE_DEVIO_HD int TryClaim(const ufile_devio_view_t &v, const ufile_devio_queue_t &q,
+                            uint32_t *gen, uint32_t state = kSlotClaimed) {
+  return ReservePlaces(v, q, 1) ? ClaimReserved(v, q, gen, state) : -1;
 }
 
 UFILE_DEVIO_HD void Release(const ufile_devio_queue_t &q, uint32_t slot, uint32_t gen) {
   StoreReleaseGpu64(&q.slots[slot], SlotWord(kSlotFree, gen, 0));
   StoreRelaxed64(&q.ctl->claim_hint, (static_cast<u64>(gen) << 32) | slot);
+  ReturnPlaces(q, 1);  // after the FREE store: a place always has a free slot
 }
 
 UFILE_DEVIO_HD uint32_t Reap(const ufile_devio_view_t &v, const ufile_devio_queue_t &q);
@@ -374,7 +423,10 @@ UFILE_DEVIO_HD void Deliver(const ufile_devio_view_t &v, const ufile_devio_queue
     if (SlotState(cur) == kSlotInflight) {
       if (Cas64(w, cur, SlotWord(kSlotDone, gen, res)) == cur) return;
     } else if (SlotState(cur) == kSlotAbandoned) {
-      if (Cas64(w, cur, SlotWord(kSlotFree, gen, 0)) == cur) break;
+      if (Cas64(w, cur, SlotWord(kSlotFree, gen, 0)) == cur) {
+        ReturnPlaces(q, 1);
+        break;
+      }
     } else {
       break;
     }

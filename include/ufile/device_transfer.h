@@ -219,7 +219,7 @@ UFILE_DEVIO_HD int64_t ReadLL(const G &g, const ufile_devio_view_t &v,
     hr = g.bcast(hr);
     if (hr == INT64_MIN) {
       if (g.leader()) {
-        Cas64(&q.slots[slot], SlotWord(kSlotInflight, gen, 0), SlotWord(kSlotAbandonedLL, gen, 0));
+        AbandonLL(q, slot, gen);
         Count(&q.ctl->timeouts, 1);
       }
       return -UFILE_DEVIO_ETIMEDOUT;
@@ -277,8 +277,7 @@ UFILE_DEVIO_HD int64_t ReadLL(const G &g, const ufile_devio_view_t &v,
     if (g.leader()) expired = NowNs() >= deadline;
     if (g.bcast(expired)) {
       if (g.leader()) {
-        const u64 cur = SlotWord(kSlotInflight, gen, 0);
-        Cas64(&q.slots[slot], cur, SlotWord(kSlotAbandonedLL, gen, 0));
+        AbandonLL(q, slot, gen);
         Count(&q.ctl->timeouts, 1);
       }
       return -UFILE_DEVIO_ETIMEDOUT;

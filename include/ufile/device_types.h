@@ -93,7 +93,7 @@ typedef struct ufile_devio_qctl {
   unsigned long long cq_state;   /* completions consumed << 32 | 1 while a thread reaps */
   unsigned long long claim_hint; /* the slot freed last: generation << 32 | slot */
   uint32_t cq_published;         /* the head value last stored to the ring */
-  uint32_t pad0;
+  uint32_t held; /* slots claimed and not yet free again (a claim reserves here first) */
   unsigned long long submitted; /* SQEs published */
   unsigned long long reaped;    /* CQEs consumed */
   unsigned long long timeouts;  /* waits that gave up (slot abandoned) */

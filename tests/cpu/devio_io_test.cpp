@@ -233,9 +233,54 @@ TEST_P(DevioIo, ManyThreadsManyQueuesEveryCompletionOnce) {
   const ufile_devio_stats_t s = q_.stats();
   ExpectEachCompletionOnce(s);
   EXPECT_GE(s.submitted, static_cast<uint64_t>(kThreads * kIters));
-  for (uint32_t qi = 0; qi < v_.num_queues; ++qi)
+  for (uint32_t qi = 0; qi < v_.num_queues; ++qi) {
     for (uint32_t s2 = 0; s2 < v_.depth; ++s2)
       EXPECT_EQ(devio::SlotState(v_.queues[qi].slots[s2]), devio::kSlotFree);
+    EXPECT_EQ(v_.queues[qi].ctl->held, 0u) << "a slot's place was not given back";
+  }
+}
+
+// Submits that do not wait for a slot are refused (-EAGAIN) only when the
+// queue is full: here threads keep the queue exactly full between them (each
+// at most its share of the slots in flight) and claim while others release,
+// and no submit may be refused.
+TEST_P(DevioIo, SubmitsFindASlotWhileTheQueueHasRoom) {
+  RegisteredFile f(dir_.File("r"), 1 << 20, 23);
+  ufile_devio_params_t p = HostParams(GetParam());
+  p.num_queues = 1;
+  p.queue_depth = 8;
+  p.staging_bytes = 4096;
+  p.sq_threads = 1;
+  Make({f.handle()}, p);
+  constexpr int kThreads = 4, kEach = 2, kIters = 400;  // 4 x 2 = the 8 slots
+  std::atomic<int> refused{0}, failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t)
+    threads.emplace_back([&, t] {
+      std::mt19937_64 rng(100 + t);
+      std::vector<uint8_t> buf(kEach * 4096);
+      for (int i = 0; i < kIters; ++i) {
+        Ticket tk[kEach];
+        int64_t off[kEach];
+        for (int k = 0; k < kEach; ++k) {
+          off[k] = static_cast<int64_t>(rng() % (f.data().size() - 4096));
+          tk[k] = devio::Submit(ThreadGroup{}, v_, 0, 0, false, buf.data() + k * 4096, 4096,
+                                off[k], false, 0);
+          if (tk[k].status == -UFILE_DEVIO_EAGAIN) ++refused;
+        }
+        for (int k = 0; k < kEach; ++k) {
+          if (tk[k].status != 0) continue;
+          if (devio::Wait(ThreadGroup{}, v_, tk[k], 0) != 4096 ||
+              memcmp(buf.data() + k * 4096, f.data().data() + off[k], 4096) != 0)
+            ++failures;
+        }
+      }
+    });
+  for (auto &t : threads) t.join();
+  EXPECT_EQ(refused.load(), 0) << "refused while the queue had room";
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(v_.queues[0].ctl->held, 0u);
+  ExpectEachCompletionOnce(q_.stats());
 }
 
 // A raw entry naming a descriptor outside the set: the server (kernel or

@@ -106,6 +106,7 @@ __global__ void ReadLoadKernel(ufile_devio_view_t v, bool warp_batch, uint64_t s
       while (__ballot_sync(0xffffffffu, !done)) {
         dev::Ticket t = dev::warp_submit_reads(v, queue, 0, buf, done ? 0 : size, off);
         const int64_t x = dev::warp_wait_each(v, t);
+        if (!done && x == -UFILE_DEVIO_EAGAIN) atomicAdd(&c->eagain, 1ull);
         if (!done && x != -UFILE_DEVIO_EAGAIN) r = x, done = true;
       }
     } else {

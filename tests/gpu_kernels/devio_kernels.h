@@ -40,6 +40,7 @@ struct LoadCounts {
   unsigned long long ok = 0;
   unsigned long long failed = 0;
   long long first_failure = 0;
+  unsigned long long eagain = 0;  // kWarp: submits refused with -EAGAIN (then made again)
 };
 
 // Sustained reads for `ns` nanoseconds: every lane of blocks x threads reads
