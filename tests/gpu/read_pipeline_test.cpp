@@ -37,6 +37,9 @@ constexpr size_t kMaxRequest = 64 * kMiB;
 
 class ReadPipeline : public ::testing::TestWithParam<bool> {
  protected:
+  // Direct reads of these hot files would come from the page cache, past the
+  // injected faults: here they go through O_DIRECT.
+  ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
     direct_ = GetParam();
     if (direct_ && !DirectIoSupported(dir_.path()))

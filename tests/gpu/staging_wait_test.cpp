@@ -70,6 +70,10 @@ class CountedWaits {
 
 class StagingWait : public ::testing::Test {
  protected:
+  // The direct requests here are the ones that wait on the disk: without
+  // this, those of a hot file come from the page cache and spin like
+  // buffered ones.
+  ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
     g_real_query = Cuda().cuEventQuery;
     g_real_sync = Cuda().cuEventSynchronize;
