@@ -10,6 +10,7 @@
 // itself parse the files once, and log each problem once; the driver's open
 // forgets it, so that the next open reads afresh.
 #include <fcntl.h>
+#include <pthread.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 
@@ -112,7 +114,13 @@ struct Loaded {
 };
 
 Loaded &Cache() {
-  static Loaded *cache = new Loaded;  // never destroyed: used until exit
+  static Loaded *cache = [] {
+    auto *c = new Loaded;  // never destroyed: used until exit
+    // A child of fork() has only the forking thread; another may have held
+    // the lock (copying a Config), so the child starts with a fresh one.
+    pthread_atfork(nullptr, nullptr, [] { new (&Cache().mu) std::mutex(); });
+    return c;
+  }();
   return *cache;
 }
 
