@@ -44,7 +44,7 @@ Runtime::Runtime(std::shared_ptr<const Config> cfg) : cfg_(std::move(cfg)) {
 
 // A process's first large GPU read used to pin staging buffers, create copy
 // streams and io_uring rings, and register the buffers with each ring, all
-// on its own critical path: its first 256 MiB hot read ran at 0.25-0.5x its
+// on its own critical path: its first 256 MiB hot read ran at 0.17-0.46x its
 // third (H100). Open does it instead, when a CUDA context is current (the
 // application uses CUDA; ufile creates none for this): in that context, one
 // buffer of the largest class and one lane per participant of a request (at
