@@ -158,8 +158,10 @@ def sweep(b: Bench) -> None:
                   False, b.args.reps)
     b.row("ufile sweep register_buffers", lambda: rows.ufile_load(d, register_buffers=True),
           False, b.args.reps)
-    b.row("ufile sweep direct=True (hot)", lambda: rows.ufile_load(d, direct=True),
-          False, 1)
+    b.row("ufile sweep direct=auto (hot)", lambda: rows.ufile_load(d, direct="auto"),
+          False, b.args.reps)
+    b.row("ufile sweep direct=False (hot)", lambda: rows.ufile_load(d, direct=False),
+          False, b.args.reps)
 
 
 def main() -> int:
@@ -172,7 +174,7 @@ def main() -> int:
     p.add_argument("--no-cold", action="store_true")
     p.add_argument("--no-e2e", action="store_true")
     p.add_argument("--sweep", action="store_true")
-    p.add_argument("--only", default="", help="comma list of: st,ufile,bounded,fresh,e2e")
+    p.add_argument("--only", default="", help="comma list of: st,stcuda,ufile,bounded,fresh,e2e")
     args = p.parse_args()
     if not os.path.exists(os.path.join(args.dir, "model.safetensors.index.json")):
         t0 = time.perf_counter()
@@ -203,10 +205,11 @@ def run_all(b: Bench, only: set) -> None:
     want = (lambda k: not only or k in only)
     bounded = {"max_device_bytes": GIB}
     loaders = []
+    if want("st") or want("stcuda"):
+        loaders.append(("safetensors load_file(device=cuda)", lambda: rows.safetensors_cuda(d)))
     if want("st"):
-        loaders += [("safetensors load_file(device=cuda)", lambda: rows.safetensors_cuda(d)),
-                    ("safetensors load_file(cpu) then .to(cuda)",
-                     lambda: rows.safetensors_cpu_then_cuda(d))]
+        loaders.append(("safetensors load_file(cpu) then .to(cuda)",
+                        lambda: rows.safetensors_cpu_then_cuda(d)))
     if want("ufile"):
         loaders.append(("ufile load_checkpoint (default)", lambda: rows.ufile_load(d)))
     if want("bounded"):

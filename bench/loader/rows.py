@@ -111,7 +111,7 @@ def ufile_reads_only(dirname: str, inflight: int, request_bytes: int):
     fw = _frameworks.Torch()
     headers = [_format.read_header(f) for f in checkpoint_files(dirname)]
     bufs = [torch.empty(h.file_size, dtype=torch.uint8, device="cuda") for h in headers]
-    files = [_engine.open_for_read(h.path, "auto") for h in headers]
+    files = [_engine.open_for_read(h.path, True) for h in headers]
     torch.cuda.synchronize()
     t0 = time.perf_counter()
     with _engine.Reader(inflight) as reader:

@@ -31,8 +31,9 @@ class Piece:
 
 
 def open_for_read(path: str, direct: bool | str) -> File:
-    """Opens ``path`` for reading. direct="auto" uses O_DIRECT unless at least
-    half of the file is in the page cache (then buffered reads copy from it)."""
+    """Opens ``path`` for reading, with O_DIRECT when ``direct`` is True (ufile
+    then reads page-cache-resident chunks from the page cache itself). "auto"
+    uses O_DIRECT unless at least half of the file is in the page cache."""
     if direct == "auto":
         direct = _pagecache.resident_fraction(path) < 0.5
     return File(path, "r", direct=bool(direct))

@@ -23,7 +23,7 @@ from ._format import Header, TensorInfo
 
 @dataclass
 class Options:
-    direct: bool | str = "auto"          # O_DIRECT: True, False, or "auto" per file
+    direct: bool | str = True            # O_DIRECT: True, False, or "auto" per file
     request_bytes: int | None = None     # bytes per cuFileRead (None: default)
     inflight: int | None = None          # cuFileRead calls in flight
     max_device_bytes: int | None = None  # None: views; a number: owning tensors
