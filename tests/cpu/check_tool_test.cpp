@@ -4,7 +4,15 @@
 // same for scripts; a missing path is a failure (exit 1); bad usage exits 2.
 #include <gtest/gtest.h>
 #include <limits.h>
+#include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -108,6 +116,28 @@ TEST_F(CheckTool, NvidiaShippedSystemValuesAreReportedAsUnset) {
   const nlohmann::json *par = FindLine(doc, "Configuration", "execution.max_request_parallelism");
   ASSERT_NE(par, nullptr);
   EXPECT_EQ((*par)["value"], "6  (" + dir_.File("system.json") + ")");
+}
+
+// A full filesystem: nothing can be probed there, which CHECK.md reports as
+// [WARN] "not probed", not as a failure of ufile (exit 0). Needs a tmpfs
+// mount of its own (root with CAP_SYS_ADMIN), else skipped.
+TEST_F(CheckTool, AFullFilesystemIsNotProbedNotFailed) {
+  const std::string mnt = dir_.File("full");
+  ASSERT_EQ(mkdir(mnt.c_str(), 0700), 0);
+  if (mount("tmpfs", mnt.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  {
+    std::vector<char> fill(64 << 10, 'x');
+    const int fd = open((mnt + "/fill").c_str(), O_CREAT | O_WRONLY, 0600);
+    while (fd >= 0 && write(fd, fill.data(), fill.size()) > 0) {
+    }
+    if (fd >= 0) close(fd);
+  }
+  const ToolRun run = RunTool(Tool(), {mnt}, dir_.path());
+  umount(mnt.c_str());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("not probed: cannot create a file here"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find("[FAIL]"), std::string::npos) << run.out;
 }
 
 TEST_F(CheckTool, MissingPathFails) {

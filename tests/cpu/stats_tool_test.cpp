@@ -2,7 +2,10 @@
 // ufile-stats reads a live child process's counters: a forked child sets
 // level 3 and does host-buffer I/O; ufile-stats -p <child> prints what it
 // did, follows it as it does more, and reports it gone once it exits (the
-// segment removed) or stale when it died without removing it.
+// segment removed) or stale when it died without removing it. Bad option
+// values are named; a segment being published is waited for; one naming
+// another process is refused; the program name is printed without control
+// characters.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -11,10 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "stats/segment.h"
@@ -158,6 +163,74 @@ TEST(StatsToolUsage, RefusesBadArgumentsAndSilentProcesses) {
   const ToolRun self = RunTool(Tool(), {"-p", std::to_string(getpid())});
   EXPECT_EQ(self.exit_code, 2) << "this process never set a level: " << self.out;
   EXPECT_NE(self.out.find("cuFileSetStatsLevel"), std::string::npos) << self.out;
+}
+
+}  // namespace
+}  // namespace ufile::test
+
+namespace ufile::test {
+namespace {
+
+// A copy of the child's segment published under this process's pid, its
+// header changed by patch; removed at the end of the scope.
+class CopiedSegment {
+ public:
+  template <class Patch>
+  CopiedSegment(const std::string &from_pid, Patch patch, bool fill_later = false)
+      : path_("/dev/shm/ufile-stats-" + std::to_string(getpid())) {
+    bytes_ = ReadWholeFile("/dev/shm/ufile-stats-" + from_pid);
+    EXPECT_GE(bytes_.size(), sizeof(stats::Segment));
+    auto *seg = reinterpret_cast<stats::Segment *>(bytes_.data());
+    patch(seg->header);
+    const int fd = open(path_.c_str(), O_CREAT | O_TRUNC | O_RDWR, 0600);  // empty, as at creation
+    EXPECT_GE(fd, 0);
+    close(fd);
+    if (!fill_later) Fill();
+  }
+  ~CopiedSegment() { unlink(path_.c_str()); }
+  void Fill() { WriteWholeFile(path_, bytes_); }
+
+ private:
+  std::string path_;
+  std::vector<uint8_t> bytes_;
+};
+
+TEST_F(StatsTool, BadOptionValuesAreNamed) {
+  for (const auto &args : std::vector<std::vector<std::string>>{
+           {"-p", "x"}, {"-p", Pid(), "-l", "9"}, {"-p", Pid(), "-i", "-1"}, {"-p", Pid(), "-n", "0"}}) {
+    const ToolRun run = RunTool(Tool(), args);
+    EXPECT_EQ(run.exit_code, 1) << run.out;
+    EXPECT_NE(run.out.find("ufile-stats: -" + args[args.size() - 2].substr(1) + " '" +
+                           args.back() + "': "),
+              std::string::npos)
+        << run.out;
+  }
+}
+
+TEST_F(StatsTool, ASegmentNamingAnotherProcessIsRefused) {
+  CopiedSegment copy(Pid(), [](stats::Header &) {});  // still names the child
+  const ToolRun run = RunTool(Tool(), {"-p", std::to_string(getpid())});
+  EXPECT_EQ(run.exit_code, 5) << run.out;
+  EXPECT_NE(run.out.find("names process " + Pid()), std::string::npos) << run.out;
+}
+
+TEST_F(StatsTool, ASegmentBeingPublishedIsWaitedForAndItsNameMadePrintable) {
+  CopiedSegment copy(
+      Pid(),
+      [](stats::Header &h) {
+        h.pid = getpid();
+        std::memcpy(h.comm, "ev\x1b[2Jil\n", 10);
+      },
+      /*fill_later=*/true);
+  std::thread filler([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    copy.Fill();
+  });
+  const ToolRun run = RunTool(Tool(), {"-p", std::to_string(getpid())});
+  filler.join();
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  EXPECT_NE(run.out.find("(ev?[2Jil?)"), std::string::npos) << run.out;
+  EXPECT_EQ(run.out.find('\x1b'), std::string::npos) << "a control character reached the terminal";
 }
 
 }  // namespace

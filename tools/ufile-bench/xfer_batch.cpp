@@ -129,6 +129,21 @@ class AsyncWorker : public CuFileWorker {
   std::vector<ssize_t> done_;
 };
 
+// A batch of a.slots I/Os refused as an invalid value: the library's limit,
+// properties.io_batchsize, is the likely cause; say so, with its value when
+// the library is ufile, linked in.
+Status BatchTooLarge(const CuFileWorkerArgs &a, CUfileError_t err) {
+  size_t limit = 0;
+  const bool known = a.fns == &LinkedCuFile() &&
+                     cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, &limit).err ==
+                         CU_FILE_SUCCESS;
+  const std::string is = known ? " is " + std::to_string(limit) : "";
+  return Fail("cuFileBatchIOSetUp refused a batch of %zu I/Os (%s): -B is over the library's "
+              "largest batch, properties.io_batchsize%s (ufile: 1 - 4096, default 128); give -B "
+              "at most that, or raise it in the file named by CUFILE_ENV_PATH_JSON",
+              static_cast<size_t>(a.slots), CuFileError(err).c_str(), is.c_str());
+}
+
 }  // namespace
 
 Status NewBatchWorker(CuFileWorkerArgs a, std::unique_ptr<Worker> *out) {
@@ -136,6 +151,7 @@ Status NewBatchWorker(CuFileWorkerArgs a, std::unique_ptr<Worker> *out) {
   CUfileError_t err = a.fns->cuFileBatchIOSetUp(&batch, static_cast<unsigned>(a.slots));
   if (err.err != CU_FILE_SUCCESS) {
     if (a.registered) a.fns->cuFileBufDeregister(a.data.data());
+    if (err.err == CU_FILE_INVALID_VALUE && a.slots > 1) return BatchTooLarge(a, err);
     return Fail("not available yet (cuFileBatchIOSetUp: %s)", CuFileError(err).c_str());
   }
   *out = std::make_unique<BatchWorker>(a, batch);

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -105,8 +106,12 @@ Direct ProbeDirect(const std::string &dir, std::string *detail) {
     auto *p = static_cast<unsigned char *>(buf);
     for (int i = 0; i < 4096; ++i) p[i] = static_cast<unsigned char>(i * 7 + 1);
     if (pwrite(fd, p, 4096, 0) != 4096) {
-      *detail = Format("4 KiB aligned write refused: %s", std::strerror(errno));
-      result = errno == EINVAL ? Direct::kUnsupported : Direct::kError;
+      const int err = errno;
+      *detail = Format("4 KiB aligned write refused: %s", std::strerror(err));
+      // A full filesystem (or quota) lets the file be created, not written.
+      result = err == EINVAL                     ? Direct::kUnsupported
+               : err == ENOSPC || err == EDQUOT ? Direct::kCannotCreate
+                                                 : Direct::kError;
     } else if (pread(fd, p + 4096, 4096, 0) != 4096) {
       *detail = Format("4 KiB aligned read refused: %s", std::strerror(errno));
       result = errno == EINVAL ? Direct::kUnsupported : Direct::kError;
@@ -123,7 +128,12 @@ Direct ProbeDirect(const std::string &dir, std::string *detail) {
 
 void DirectLines(Section &s, const std::string &dir) {
   std::string detail;
-  const Direct d = ProbeDirect(dir, &detail);
+  struct statvfs vfs {};
+  // No room for the probes' 4 KiB writes: nothing can be probed (a full
+  // filesystem says nothing about whether ufile works on it).
+  const Direct d = statvfs(dir.c_str(), &vfs) == 0 && vfs.f_bavail == 0
+                       ? (detail = std::strerror(ENOSPC), Direct::kCannotCreate)
+                       : ProbeDirect(dir, &detail);
   bool direct = false;
   switch (d) {
     case Direct::kSupported:

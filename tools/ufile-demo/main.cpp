@@ -3,6 +3,8 @@
 // through cuFileRead, verifies every byte and prints the throughput. Uses GPU
 // memory when a GPU is usable, host memory otherwise, and says which.
 //   ufile-demo [-f FILE] [-s SIZE_MiB] [--direct]
+// Exit status: 0 verified, 1 a call failed or the bytes differ, 2 usage.
+// A file the demo created is removed at the end, also after a failure.
 #include <cufile.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 #include <random>
 #include <string>
 #include <vector>
@@ -21,11 +24,33 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The largest size: the demo holds three copies in host memory.
+constexpr size_t kMaxMiB = 1 << 20;
+
 struct Options {
   std::string path = "ufile-demo.bin";
   size_t mib = 256;
   bool direct = false;
 };
+
+[[noreturn]] void Usage(const char *argv0, const char *why) {
+  if (why) std::fprintf(stderr, "ufile-demo: %s\n", why);
+  std::fprintf(stderr, "usage: %s [-f FILE] [-s SIZE_MiB (1 - %zu)] [--direct]\n", argv0, kMaxMiB);
+  std::exit(2);
+}
+
+// A whole number of MiB from 1 to kMaxMiB, digits only.
+bool ParseMiB(const char *text, size_t *mib) {
+  if (!*text) return false;
+  size_t v = 0;
+  for (const char *p = text; *p; ++p) {
+    if (*p < '0' || *p > '9') return false;
+    v = v * 10 + static_cast<size_t>(*p - '0');
+    if (v > kMaxMiB) return false;
+  }
+  *mib = v;
+  return v >= 1;
+}
 
 Options Parse(int argc, char **argv) {
   Options o;
@@ -34,20 +59,23 @@ Options Parse(int argc, char **argv) {
     if (a == "-f" && i + 1 < argc) {
       o.path = argv[++i];
     } else if (a == "-s" && i + 1 < argc) {
-      o.mib = std::strtoul(argv[++i], nullptr, 10);
+      if (!ParseMiB(argv[++i], &o.mib)) Usage(argv[0], "-s takes a size in MiB from 1 to 1048576");
     } else if (a == "--direct") {
       o.direct = true;
     } else {
-      std::fprintf(stderr, "usage: %s [-f FILE] [-s SIZE_MiB] [--direct]\n", argv[0]);
-      std::exit(2);
+      Usage(argv[0], nullptr);
     }
   }
   return o;
 }
 
+// A failed call: its result as a cuFile status name or an errno message.
 int Fail(const char *what, long code) {
-  std::fprintf(stderr, "ufile-demo: %s failed (%ld%s%s)\n", what, code, code == -1 ? ": " : "",
-               code == -1 ? std::strerror(errno) : "");
+  if (code == -1)
+    std::fprintf(stderr, "ufile-demo: %s failed: %s\n", what, std::strerror(errno));
+  else
+    std::fprintf(stderr, "ufile-demo: %s failed: %s (%ld)\n", what,
+                 cufileop_status_error(static_cast<CUfileOpError>(code < 0 ? -code : code)), code);
   return 1;
 }
 
@@ -107,10 +135,30 @@ double GBps(size_t bytes, Clock::duration d) {
   return static_cast<double>(bytes) / std::chrono::duration<double>(d).count() / 1e9;
 }
 
+int Run(const Options &o);
+
 }  // namespace
 
 int main(int argc, char **argv) {
   const Options o = Parse(argc, argv);
+  try {
+    return Run(o);
+  } catch (const std::bad_alloc &) {
+    std::fprintf(stderr, "ufile-demo: not enough memory for %zu MiB (three copies are held)\n",
+                 o.mib);
+  } catch (const std::exception &e) {
+    std::fprintf(stderr, "ufile-demo: %s\n", e.what());
+  }
+  return 1;
+}
+
+namespace {
+
+// Registers, writes, reads back and verifies.
+int RunOnFile(const Options &o, int fd, Buffer &buf, const std::vector<char> &src,
+              std::vector<char> &back);
+
+int Run(const Options &o) {
   const size_t n = o.mib << 20;
   std::vector<char> src(n), back(n);
   std::mt19937_64 rng(std::random_device{}());
@@ -122,8 +170,22 @@ int main(int argc, char **argv) {
   Describe(buf);
   buf.Upload(src);
 
-  int fd = open(o.path.c_str(), O_CREAT | O_RDWR | O_TRUNC | (o.direct ? O_DIRECT : 0), 0644);
+  // Only a file this run created is removed (never, say, a device node).
+  const int flags = O_RDWR | (o.direct ? O_DIRECT : 0);
+  int fd = open(o.path.c_str(), flags | O_CREAT | O_EXCL, 0644);
+  const bool created = fd >= 0;
+  if (fd < 0 && errno == EEXIST) fd = open(o.path.c_str(), flags | O_TRUNC);
   if (fd < 0) return Fail(("open " + o.path).c_str(), -1);
+  const int rc = RunOnFile(o, fd, buf, src, back);
+  close(fd);
+  if (created) unlink(o.path.c_str());
+  cuFileDriverClose();
+  return rc;
+}
+
+int RunOnFile(const Options &o, int fd, Buffer &buf, const std::vector<char> &src,
+              std::vector<char> &back) {
+  const size_t n = src.size();
   CUfileDescr_t descr{};
   descr.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
   descr.handle.fd = fd;
@@ -151,8 +213,7 @@ int main(int argc, char **argv) {
   std::printf("verify: %s (%zu bytes compared)\n", ok ? "OK" : "MISMATCH", n);
   cuFileBufDeregister(buf.ptr);
   cuFileHandleDeregister(fh);
-  close(fd);
-  unlink(o.path.c_str());
-  cuFileDriverClose();
   return ok ? 0 : 1;
 }
+
+}  // namespace

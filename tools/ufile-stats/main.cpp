@@ -4,7 +4,8 @@
 // /dev/shm/ufile-stats-PID (while its statistics level is above 0).
 // Exit status: 0 printed; 1 usage; 2 nothing published (no such process,
 // or its level is 0); 3 stale segment of a dead process; 4 another user's;
-// 5 not a segment this ufile-stats can read.
+// 5 not a segment this ufile-stats can read (another layout version, or a
+// segment another process published).
 #include <getopt.h>
 #include <unistd.h>
 
@@ -48,36 +49,56 @@ bool ParseInt(const char *text, long min, long max, long *out) {
   return true;
 }
 
+// A refused option value, named before the usage.
+std::nullopt_t Bad(char opt, const char *value, const char *want) {
+  std::fprintf(stderr, "ufile-stats: -%c '%s': %s\n", opt, value, want);
+  return std::nullopt;
+}
+
 std::optional<Options> Parse(int argc, char **argv) {
   Options o;
   long v = 0;
   int c;
-  while ((c = getopt(argc, argv, "p:l:i:n:h")) != -1) {
+  opterr = 0;  // unknown options and missing values are reported below
+  while ((c = getopt(argc, argv, ":p:l:i:n:h")) != -1) {
     switch (c) {
       case 'p':
-        if (!ParseInt(optarg, 1, 0x7fffffff, &v)) return std::nullopt;
+        if (!ParseInt(optarg, 1, 0x7fffffff, &v)) return Bad('p', optarg, "not a process id");
         o.pid = static_cast<int>(v);
         break;
       case 'l':
-        if (!ParseInt(optarg, 1, 3, &v)) return std::nullopt;
+        if (!ParseInt(optarg, 1, 3, &v)) return Bad('l', optarg, "the level is 1, 2 or 3");
         o.level = static_cast<int>(v);
         break;
       case 'i': {
         char *end = nullptr;
         o.interval_s = std::strtod(optarg, &end);
         if (!end || *end || !(o.interval_s > 0) || !std::isfinite(o.interval_s))
-          return std::nullopt;
+          return Bad('i', optarg, "a number of seconds above 0");
         break;
       }
       case 'n':
-        if (!ParseInt(optarg, 1, 1L << 40, &v)) return std::nullopt;
+        if (!ParseInt(optarg, 1, 1L << 40, &v)) return Bad('n', optarg, "a count of 1 or more");
         o.count = v;
         break;
+      case ':':
+        std::fprintf(stderr, "ufile-stats: -%c needs a value\n", optopt);
+        return std::nullopt;
+      case '?':
+        std::fprintf(stderr, "ufile-stats: unknown option -%c\n", optopt);
+        return std::nullopt;
       default:
         return std::nullopt;
     }
   }
-  if (optind != argc || o.pid == 0) return std::nullopt;
+  if (optind != argc) {
+    std::fprintf(stderr, "ufile-stats: unexpected argument '%s'\n", argv[optind]);
+    return std::nullopt;
+  }
+  if (o.pid == 0) {
+    std::fprintf(stderr, "ufile-stats: -p PID is required\n");
+    return std::nullopt;
+  }
   if (o.count < 0) o.count = o.interval_s > 0 ? -1 : 1;
   return o;
 }
@@ -106,6 +127,26 @@ void Sleep(double seconds) {
   }
 }
 
+// A sample of pid's segment. A segment is created empty and then sized and
+// filled, so one being (re)published reads as too small or not yet a
+// segment for a moment: such a read is retried for up to 200 ms before it
+// is reported. A segment whose header names another process (a copy, or
+// one left by a process of another pid namespace) is refused.
+Sample Read(int pid) {
+  Sample s = ufile::stats::ReadSample(pid);
+  for (int i = 0; i < 20 && s.kind == Sample::Kind::kInvalid; ++i) {
+    Sleep(0.01);
+    s = ufile::stats::ReadSample(pid);
+  }
+  if (s.kind == Sample::Kind::kOk && s.pid != pid) {
+    s.detail = "/dev/shm/ufile-stats-" + std::to_string(pid) + " names process " +
+               std::to_string(s.pid) + ", not " + std::to_string(pid) +
+               ": it was not published by that process";
+    s.kind = Sample::Kind::kInvalid;
+  }
+  return s;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -117,7 +158,7 @@ int main(int argc, char **argv) {
   std::optional<Sample> prev;
   for (long n = 0; opt->count < 0 || n < opt->count; ++n) {
     if (n > 0) Sleep(opt->interval_s);
-    Sample s = ufile::stats::ReadSample(opt->pid);
+    Sample s = Read(opt->pid);
     if (s.kind != Sample::Kind::kOk) {
       if (n > 0 && s.kind == Sample::Kind::kAbsent) {
         std::printf(

@@ -142,6 +142,16 @@ void PrintGpus(std::FILE *out, const CUfileStatsLevel3_t &s) {
   }
 }
 
+// The program name as the segment holds it, any byte outside printable
+// ASCII shown as '?': a name is the process's to choose (prctl) and must not
+// move the terminal.
+std::string Printable(const std::string &comm) {
+  std::string out = comm;
+  for (char &c : out)
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) > 0x7e) c = '?';
+  return out;
+}
+
 }  // namespace
 
 void PrintSample(std::FILE *out, const stats::Sample &s, int level, const stats::Sample *prev,
@@ -150,7 +160,7 @@ void PrintSample(std::FILE *out, const stats::Sample &s, int level, const stats:
   stats::FillLevel3(s.totals, &now);
   if (prev) stats::FillLevel3(prev->totals, &before);
   const int shown = level < static_cast<int>(s.totals.level) ? level : s.totals.level;
-  std::fprintf(out, "ufile-stats: pid %d (%s)  level %u%s  since %s\n", s.pid, s.comm.c_str(),
+  std::fprintf(out, "ufile-stats: pid %d (%s)  level %u%s  since %s\n", s.pid, Printable(s.comm).c_str(),
                s.totals.level, s.totals.running ? "" : " (stopped)",
                Clock(s.reset_unix_ns).c_str());
   if (shown < level)
