@@ -4,8 +4,8 @@ target_compile_options(ufile_warnings INTERFACE
   $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wshadow -Wno-missing-field-initializers>
   $<$<AND:$<COMPILE_LANGUAGE:CXX,C>,$<BOOL:${UFILE_WERROR}>>:-Werror>)
 # GCC 12 at -O3 (CMAKE_BUILD_TYPE=Release) reports "literal" + std::string as
-# an overlapping memcpy inside libstdc++ (-Wrestrict, GCC bug 105329, fixed in
-# 13): a false positive in many files, which -Werror turned into a failed build.
+# an overlapping memcpy inside libstdc++ (-Wrestrict, GCC bug 105329): a false
+# positive in many files, which -Werror turned into a failed build.
 if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU" AND CMAKE_CXX_COMPILER_VERSION VERSION_LESS 13)
   target_compile_options(ufile_warnings INTERFACE $<$<COMPILE_LANGUAGE:CXX>:-Wno-restrict>)
 endif()
