@@ -42,9 +42,17 @@ using IoMatrixPosix = IoMatrix<kThreadPool>;
 TEST_P(IoMatrixUring, WriteThenReadBack) { RunIoCase(GetParam(), dir_->path()); }
 TEST_P(IoMatrixPosix, WriteThenReadBack) { RunIoCase(GetParam(), dir_->path()); }
 
+// Under TSan (GCC) the 64 MiB cases took 85 % of the matrix's 630 CPU
+// seconds; 9 MiB already spreads a request over every participant, and the
+// other stages keep 64 MiB.
+#if defined(__SANITIZE_THREAD__)
+const auto kCases = ::testing::ValuesIn(CrossProduct(
+    {MemoryKind::kPageable, MemoryKind::kLocked}, {1, 4096, 65536 + 512, 1u << 20, 9u << 20}));
+#else
 const auto kCases = ::testing::ValuesIn(CrossProduct(
     {MemoryKind::kPageable, MemoryKind::kLocked},
     {1, 4096, 65536 + 512, 1u << 20, 9u << 20, 64u << 20}));
+#endif
 const auto kName = [](const auto &p) { return CaseName(p.param); };
 
 INSTANTIATE_TEST_SUITE_P(Host, IoMatrixUring, kCases, kName);
