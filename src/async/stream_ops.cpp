@@ -309,7 +309,13 @@ Status RegisterStream(CUstream stream, unsigned flags) {
   }
   StreamTable &t = Streams();
   std::lock_guard<std::mutex> lock(t.mu);
-  t.flags[stream] = flags;
+  // NVIDIA's library refuses a second registration (libcufile 1.15, also for
+  // the NULL stream); its flags stay those of the first.
+  if (!t.flags.emplace(stream, flags).second) {
+    UFILE_LOG_ERROR("%s: stream %p is already registered (deregister it first)", fn,
+                    static_cast<void *>(stream));
+    return Status::Op(CU_FILE_INVALID_VALUE);
+  }
   return Status::Ok();
 }
 

@@ -106,6 +106,24 @@ TEST_F(StreamApi, RegistrationFlags) {
   EXPECT_NE(Log().find("unknown flags"), std::string::npos);
 }
 
+TEST_F(StreamApi, ASecondRegistrationIsRefusedAndKeepsTheFirstFlags) {
+  ASSERT_EQ(cuFileStreamRegister(nullptr, CU_FILE_STREAM_PAGE_ALIGNED_INPUTS).err,
+            CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileStreamRegister(nullptr, 0).err, CU_FILE_INVALID_VALUE);
+  EXPECT_NE(Log().find("already registered"), std::string::npos);
+  // The first registration's flags still hold: an unaligned offset is refused.
+  CUfileHandle_t fh = OpenFile("f", 1 << 16, 8);
+  std::vector<char> buf(1 << 16);
+  size_t size = 8192;
+  off_t off = 100, boff = 0;
+  ssize_t bytes = 0;
+  EXPECT_EQ(cuFileReadAsync(fh, buf.data(), &size, &off, &boff, &bytes, nullptr).err,
+            CU_FILE_INVALID_VALUE);
+  EXPECT_EQ(cuFileStreamDeregister(nullptr).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileStreamRegister(nullptr, 0).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileStreamDeregister(nullptr).err, CU_FILE_SUCCESS);
+}
+
 TEST_F(StreamApi, PageAlignedInputsAreChecked) {
   CUfileHandle_t fh = OpenFile("f", 1 << 16, 7);
   ASSERT_EQ(cuFileStreamRegister(nullptr, CU_FILE_STREAM_PAGE_ALIGNED_INPUTS).err, CU_FILE_SUCCESS);

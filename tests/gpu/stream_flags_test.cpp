@@ -77,7 +77,9 @@ TEST_F(StreamFlags, PageAlignedInputsViolatedAtRunTimeFailInBytes) {
   Release(0);
   CU_OK(Cuda().cuStreamSynchronize(s1_));
   EXPECT_EQ(sh_->bytes, -static_cast<ssize_t>(CU_FILE_INVALID_VALUE));
-  // A fixed value is checked at submission.
+  // A fixed value is checked at submission (a registered stream is
+  // deregistered before it registers again).
+  ASSERT_EQ(cuFileStreamDeregister(s1_).err, CU_FILE_SUCCESS);
   ASSERT_EQ(cuFileStreamRegister(
                 s1_, CU_FILE_STREAM_PAGE_ALIGNED_INPUTS | CU_FILE_STREAM_FIXED_FILE_OFFSET)
                 .err,
