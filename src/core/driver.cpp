@@ -122,7 +122,11 @@ bool Driver::IsOpen() const {
   return runtime_ != nullptr;
 }
 
-Result<Driver::OpGuard> Driver::Enter() {
+Result<Driver::OpGuard> Driver::Enter() { return EnterImpl(/*open_if_closed=*/true); }
+
+Result<Driver::OpGuard> Driver::EnterIfOpen() { return EnterImpl(/*open_if_closed=*/false); }
+
+Result<Driver::OpGuard> Driver::EnterImpl(bool open_if_closed) {
   in_flight_.fetch_add(1, std::memory_order_seq_cst);
   if (!closing_.load(std::memory_order_seq_cst)) {
     if (Runtime *rt = live_.load(std::memory_order_seq_cst)) return OpGuard(this, rt);
@@ -131,23 +135,13 @@ Result<Driver::OpGuard> Driver::Enter() {
   // Slow path: first use (implicit open) or a close in progress.
   std::unique_lock<std::mutex> lock(mu_);
   if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
-  UFILE_RETURN_IF_ERROR(OpenLocked(lock));
-  // An implicit open (first use) counts as one use: another library's
-  // cuFileDriverOpen/Close pair in the same process must not close it.
-  if (uses_ == 0) uses_ = 1;
-  in_flight_.fetch_add(1, std::memory_order_seq_cst);
-  return OpGuard(this, runtime_.get());
-}
-
-Result<Driver::OpGuard> Driver::EnterIfOpen() {
-  in_flight_.fetch_add(1, std::memory_order_seq_cst);
-  if (!closing_.load(std::memory_order_seq_cst)) {
-    if (Runtime *rt = live_.load(std::memory_order_seq_cst)) return OpGuard(this, rt);
+  if (!open_if_closed && !runtime_) return Status::Op(CU_FILE_DRIVER_NOT_INITIALIZED);
+  if (open_if_closed) {
+    UFILE_RETURN_IF_ERROR(OpenLocked(lock));
+    // An implicit open (first use) counts as one use: another library's
+    // cuFileDriverOpen/Close pair in the same process must not close it.
+    if (uses_ == 0) uses_ = 1;
   }
-  Leave();
-  std::unique_lock<std::mutex> lock(mu_);
-  if (closing_) return Status::Op(CU_FILE_DRIVER_CLOSING);
-  if (!runtime_) return Status::Op(CU_FILE_DRIVER_NOT_INITIALIZED);
   in_flight_.fetch_add(1, std::memory_order_seq_cst);
   return OpGuard(this, runtime_.get());
 }

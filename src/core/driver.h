@@ -69,6 +69,7 @@ class Driver {
  private:
   Driver() = default;
   Status OpenLocked(std::unique_lock<std::mutex> &lock);
+  Result<OpGuard> EnterImpl(bool open_if_closed);
   void Leave();
   void AbandonInChild();
 

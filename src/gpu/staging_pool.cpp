@@ -147,16 +147,8 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
       return lease;
     }
     if (c.allocated < c.limit) {
-      ++c.allocated;  // reserve the slot, allocate without the lock
-      lock.unlock();
-      Result<Buffer> buf = Allocate(c.size);
-      lock.lock();
+      Result<Buffer> buf = AllocateReserved(c, lock);
       if (!buf.ok()) {
-        --c.allocated;
-        // A waiter may have counted on this reservation: wake it to retry
-        // the allocation or fail, rather than wait for a return that never
-        // comes (it waited forever when no buffer of the class existed).
-        returned_.notify_all();
         if (c.allocated == 0) return buf.status();
         c.limit = c.allocated;  // shrink the class to what could be allocated
         continue;               // and wait for a buffer to come back
@@ -176,20 +168,30 @@ Result<StagingLease> StagingPool::LeaseImpl(size_t size, bool block) {
   }
 }
 
+Result<StagingPool::Buffer> StagingPool::AllocateReserved(SizeClass &c,
+                                                          std::unique_lock<std::mutex> &lock) {
+  ++c.allocated;  // pinning takes milliseconds: not under the lock
+  lock.unlock();
+  Result<Buffer> buf = Allocate(c.size);
+  lock.lock();
+  if (!buf.ok()) {
+    --c.allocated;
+    // A waiter may have counted on this reservation: wake it to retry the
+    // allocation or fail, rather than wait for a return that never comes (it
+    // waited forever when no buffer of the class existed).
+    returned_.notify_all();
+  }
+  return buf;
+}
+
 size_t StagingPool::Prefill(size_t size, size_t n) {
   const size_t cls = ClassFor(size);
   SizeClass &c = classes_[cls];
   size_t made = 0;
   std::unique_lock<std::mutex> lock(mu_);
   while (made < n && c.allocated < c.limit) {
-    ++c.allocated;  // reserve the slot, allocate without the lock
-    lock.unlock();
-    Result<Buffer> buf = Allocate(c.size);
-    lock.lock();
-    if (!buf.ok()) {
-      --c.allocated;
-      break;
-    }
+    Result<Buffer> buf = AllocateReserved(c, lock);
+    if (!buf.ok()) break;
     c.free.push_back(*buf);
     ++made;
   }

@@ -108,6 +108,10 @@ class StagingPool {
   Result<StagingLease> LeaseImpl(size_t size, bool block);
   size_t ClassFor(size_t size) const;
   Result<Buffer> Allocate(size_t size);
+  // One buffer of class c against a slot it reserves, allocated without
+  // mu_ (held by lock on entry and exit); on failure the slot goes back and
+  // waiters wake.
+  Result<Buffer> AllocateReserved(SizeClass &c, std::unique_lock<std::mutex> &lock);
   void Free(const Buffer &buf);
   void Return(size_t cls, const Buffer &buf);
   Slot &MySlot();
