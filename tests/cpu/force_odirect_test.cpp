@@ -7,7 +7,6 @@
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -23,20 +22,6 @@ namespace ufile::test {
 namespace {
 
 constexpr size_t kSize = 1 << 20;
-
-// Pages of fd's first len bytes that sit in the page cache.
-size_t ResidentPages(int fd, size_t len) {
-  void *m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) return SIZE_MAX;
-  std::vector<unsigned char> vec(len / 4096);
-  size_t n = SIZE_MAX;
-  if (mincore(m, len, vec.data()) == 0) {
-    n = 0;
-    for (unsigned char v : vec) n += v & 1;
-  }
-  munmap(m, len);
-  return n;
-}
 
 class ForceODirect : public ::testing::TestWithParam<bool> {
  protected:

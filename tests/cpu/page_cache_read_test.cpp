@@ -8,7 +8,6 @@
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -27,20 +26,12 @@ namespace {
 
 constexpr size_t kSize = 8u << 20;
 
-// Pages of the file's [off, off + len) in the page cache (mincore; off
-// page-aligned).
+// Pages of the file's [off, off + len) in the page cache.
 size_t ResidentPages(const std::string &path, size_t len, off_t off = 0) {
   const int fd = open(path.c_str(), O_RDONLY);
-  void *m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, off);
+  if (fd < 0) return SIZE_MAX;
+  const size_t n = ufile::test::ResidentPages(fd, len, off);
   close(fd);
-  if (m == MAP_FAILED) return SIZE_MAX;
-  std::vector<unsigned char> vec(len / 4096);
-  size_t n = SIZE_MAX;
-  if (mincore(m, len, vec.data()) == 0) {
-    n = 0;
-    for (unsigned char v : vec) n += v & 1;
-  }
-  munmap(m, len);
   return n;
 }
 

@@ -4,6 +4,7 @@
 #include <cufile.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -70,6 +71,19 @@ ScopedEnv::~ScopedEnv() {
     setenv(name_.c_str(), old_->c_str(), 1);
   else
     unsetenv(name_.c_str());
+}
+
+size_t ResidentPages(int fd, size_t len, off_t off) {
+  void *m = mmap(nullptr, len, PROT_READ, MAP_SHARED, fd, off);
+  if (m == MAP_FAILED) return SIZE_MAX;
+  std::vector<unsigned char> vec((len + 4095) / 4096);
+  size_t n = SIZE_MAX;
+  if (mincore(m, len, vec.data()) == 0) {
+    n = 0;
+    for (unsigned char v : vec) n += v & 1;
+  }
+  munmap(m, len);
+  return n;
 }
 
 bool DirectIoSupported(const std::string &dir) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cufile.h>
+#include <sys/types.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -49,6 +50,10 @@ class ScopedEnv {
 
 // Whether O_DIRECT opens work in dir (tmpfs refuses them).
 bool DirectIoSupported(const std::string &dir);
+
+// Pages of fd's [off, off + len) in the page cache (mincore; off
+// page-aligned); SIZE_MAX when the file cannot be mapped.
+size_t ResidentPages(int fd, size_t len, off_t off = 0);
 
 // Descriptors this process has open (entries of /proc/self/fd).
 size_t OpenFdCount();
