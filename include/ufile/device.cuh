@@ -48,7 +48,7 @@
 
 #include <cuda_runtime.h>
 
-#include "ufile/device_transfer.h"
+#include "ufile/detail/device_transfer.h"
 
 namespace ufile::dev {
 

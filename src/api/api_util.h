@@ -11,10 +11,10 @@
 #include <cstring>
 #include <exception>
 
+#include "base/log.h"
+#include "base/raw_enum.h"
+#include "base/status.h"
 #include "core/driver.h"
-#include "core/log.h"
-#include "core/raw_enum.h"
-#include "core/status.h"
 
 namespace ufile::api {
 

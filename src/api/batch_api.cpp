@@ -7,7 +7,7 @@
 #include "async/batch.h"
 #include "async/batch_stats.h"
 #include "core/runtime.h"
-#include "trace/trace.h"
+#include "observe/trace.h"
 
 using namespace ufile;
 

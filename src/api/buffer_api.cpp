@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "api/api_util.h"
-#include "core/io_validate.h"
+#include "core/io_request.h"
 #include "core/runtime.h"
 #include "stats/stats.h"
 

@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api/api_util.h"
-#include "core/params.h"
+#include "base/params.h"
 #include "core/runtime.h"
 #include "gpu/cuda_api.h"
 #include "gpu/pci_info.h"

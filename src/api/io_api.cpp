@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // cuFileRead / cuFileWrite: validate, resolve the memory, run the transfer.
 #include "api/api_util.h"
-#include "core/io_validate.h"
+#include "core/io_request.h"
 #include "core/runtime.h"
 #include "core/transfer.h"
 #include "stats/stats.h"
@@ -13,20 +13,16 @@ namespace {
 ssize_t DoIo(const char *fn, CUfileHandle_t fh, const void *base, size_t size, off_t file_off,
              off_t buf_off, bool write) {
   const IoArgs args{fh, base, size, file_off, buf_off, write};
+  // Refused before the driver is entered, which would open it.
   Status bad = CheckIoArgs(fn, args);
   if (!bad.ok()) return bad.ToIoReturn();
 
   Result<Driver::OpGuard> g = Driver::Get().Enter();
   if (!g.ok()) return g.status().ToIoReturn();
   Runtime &rt = g->runtime();
-  Result<std::shared_ptr<FileHandle>> file = LookupHandle(fn, rt, fh);
-  if (!file.ok()) return file.status().ToIoReturn();
-  Status access = CheckAccess(fn, **file, write);
-  if (!access.ok()) return access.ToIoReturn();
-  if (size == 0) return 0;
-  Result<IoRequest> req = BuildRequest(fn, rt, **file, args);
-  if (!req.ok()) return req.status().ToIoReturn();
-  Result<size_t> done = stats::ObservedExecuteIo(rt, *req);  // stats + tracing
+  Result<PreparedIo> io = PrepareIo(fn, rt, args);
+  if (!io.ok()) return io.status().ToIoReturn();
+  Result<size_t> done = RunIo(rt, io->req, IoOrigin::kSync);
   if (!done.ok()) return done.status().ToIoReturn();
   return static_cast<ssize_t>(*done);
 }

@@ -2,7 +2,7 @@
 // cuFileGetParameter* / cuFileSetParameter*: setters stage a value for the
 // next open (CU_FILE_DRIVER_ALREADY_OPEN while open); getters read the running
 // Config while open and the staged view (LoadConfig() + staged values) before.
-// Ranges and the parameter -> key mapping live in core/params.cpp.
+// Ranges and the parameter -> key mapping live in base/params.cpp.
 #include <cufile.h>
 
 #include <algorithm>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "api/api_util.h"
-#include "core/params.h"
+#include "base/params.h"
 
 using namespace ufile;
 

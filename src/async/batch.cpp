@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "async/batch_stats.h"
-#include "core/log.h"
+#include "base/log.h"
 #include "core/runtime.h"
 
 namespace ufile {

@@ -30,9 +30,9 @@
 #include <vector>
 
 #include "async/batch_group.h"
-#include "core/config.h"
+#include "base/config.h"
+#include "base/status.h"
 #include "core/driver.h"
-#include "core/status.h"
 
 namespace ufile {
 

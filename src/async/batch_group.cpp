@@ -7,15 +7,14 @@
 #include <memory>
 #include <vector>
 
-#include "async/async_io.h"
-#include "core/io_validate.h"
-#include "core/log.h"
-#include "core/raw_enum.h"
+#include "base/log.h"
+#include "base/raw_enum.h"
+#include "core/io_request.h"
 #include "core/runtime.h"
 #include "core/transfer.h"
 #include "gpu/copy_lanes.h"
 #include "gpu/cuda_api.h"
-#include "trace/trace.h"
+#include "observe/trace.h"
 
 namespace ufile {
 namespace {
@@ -41,7 +40,7 @@ void Finish(GroupEntry &e, const Result<size_t> &r) {
     e.event.ret = r.value();
   } else {
     e.event.status = CUFILE_FAILED;
-    e.event.ret = static_cast<size_t>(NegativeError(r.status()));
+    e.event.ret = static_cast<size_t>(r.status().ToNegativeCode());
   }
   e.done = true;
 }
@@ -87,19 +86,13 @@ class Group {
     if (op != CUFILE_READ && op != CUFILE_WRITE) return Finish(e, RefuseEntry(p, "opcode", op));
     const auto &b = p.u.batch;
     const IoArgs a{p.fh, b.devPtr_base, b.size, b.file_offset, b.devPtr_offset, op == CUFILE_WRITE};
-    Status s = CheckIoArgs(kSubmit, a);
-    if (!s.ok()) return Finish(e, s);
-    Result<std::shared_ptr<FileHandle>> file = LookupHandle(kSubmit, rt_, a.fh);
-    if (!file.ok()) return Finish(e, file.status());
-    s = CheckAccess(kSubmit, **file, a.write);
-    if (!s.ok()) return Finish(e, s);
+    Result<PreparedIo> io = PrepareIo(kSubmit, rt_, a);
+    if (!io.ok()) return Finish(e, io.status());
     if (a.size == 0) return Finish(e, size_t{0});
-    Result<IoRequest> req = BuildRequest(kSubmit, rt_, **file, a);
-    if (!req.ok()) return Finish(e, req.status());
     Item it;
     it.entry = &e;
-    it.file = std::move(*file);
-    it.req = *req;
+    it.file = std::move(io->file);
+    it.req = io->req;
     items_.push_back(std::move(it));
   }
 
@@ -186,7 +179,7 @@ class Group {
         it.op.result = op.result;
         trace::IoDone(op.write, op.fd, op.off, op.len,
                       op.result.ok() ? static_cast<int64_t>(op.result.value())
-                                     : NegativeError(op.result.status()));
+                                     : op.result.status().ToNegativeCode());
         // Staged reads finish after their copy to the device.
         if (!it.staged || op.write || !op.result.ok() || op.result.value() == 0)
           Finish(*it.entry, op.result);
@@ -248,17 +241,10 @@ class Group {
     }
   }
 
-  // Through ExecuteIo, as a synchronous call would run it.
+  // Through RunIo, as a synchronous call would run it.
   void RunSlow(Item &it) {
     if (canceled_()) return Cancel(*it.entry);
-    const IoRequest &req = it.req;
-    trace::Range range(trace::RangeKind::kBatchSubmit, req.size);
-    const int fd = it.file->is_fs_ops() ? -1 : it.file->user_fd();
-    trace::IoStart(req.write, fd, req.file_off, req.size);
-    Result<size_t> r = ExecuteIo(rt_, req);
-    trace::IoDone(req.write, fd, req.file_off, req.size,
-                  r.ok() ? static_cast<int64_t>(*r) : NegativeError(r.status()));
-    Finish(*it.entry, r);
+    Finish(*it.entry, RunIo(rt_, it.req, IoOrigin::kBatch));
   }
 
   Runtime &rt_;

@@ -3,7 +3,7 @@
 
 #include <atomic>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/runtime.h"
 
 namespace ufile {

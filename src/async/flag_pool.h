@@ -17,7 +17,7 @@
 #include <mutex>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "gpu/staging_pool.h"
 
 namespace ufile {

@@ -9,13 +9,13 @@
 #include <string>
 #include <unordered_map>
 
-#include "async/async_io.h"
 #include "async/flag_pool.h"
 #include "async/stream_backend.h"
 #include "async/stream_executor.h"
 #include "async/stream_watcher.h"
+#include "base/log.h"
 #include "core/driver.h"
-#include "core/log.h"
+#include "core/io_request.h"
 #include "core/runtime.h"
 #include "core/transfer.h"
 #include "gpu/cuda_api.h"
@@ -103,6 +103,15 @@ IoArgs ArgsNow(const StreamIoArgs &a, unsigned flags, const Fixed &f) {
   return io;
 }
 
+// The request as of now (once the stream has reached the operation), checked
+// as cuFileRead/Write checks it, after the page-alignment promise.
+Result<IoRequest> PrepareNow(const StreamIoArgs &a, unsigned flags, const Fixed &f, Runtime &rt,
+                             FileHandle &file) {
+  const IoArgs io = ArgsNow(a, flags, f);
+  UFILE_RETURN_IF_ERROR(CheckAligned(a.fn, flags, io.size, io.file_off, io.buf_off));
+  return PrepareIo(a.fn, rt, file, io);
+}
+
 // One enqueued operation. Its flag slot holds two words: go (host -> GPU,
 // the stream waits for 1) and reach (GPU -> host: 1 when the stream reaches
 // the operation, 2 when it has passed the wait). Two references: the worker
@@ -147,11 +156,10 @@ void Complete(StreamOp *op, ssize_t result) {
 void RunOp(StreamOp *op) noexcept {
   ssize_t result = 0;
   try {
-    const IoArgs io = ArgsNow(op->args, op->flags, op->fixed);
-    Status s = CheckAligned(op->args.fn, op->flags, io.size, io.file_off, io.buf_off);
-    Result<size_t> r = s;
-    if (s.ok()) r = RunIoOn(op->args.fn, op->guard.runtime(), *op->file, io);
-    result = r.ok() ? static_cast<ssize_t>(*r) : StreamError(r.status());
+    Runtime &rt = op->guard.runtime();
+    Result<IoRequest> req = PrepareNow(op->args, op->flags, op->fixed, rt, *op->file);
+    Result<size_t> r = req.ok() ? RunIo(rt, *req, IoOrigin::kStream) : req.status();
+    result = r.ok() ? static_cast<ssize_t>(*r) : r.status().ToStreamReturn();
   } catch (const std::exception &e) {
     UFILE_LOG_ERROR("%s: internal error: %s", op->args.fn, e.what());
     result = -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
@@ -240,17 +248,13 @@ Status RunNow(const StreamIoArgs &a, unsigned flags, const Fixed &f, Runtime &rt
     CUresult res = StreamBackend::Current().Synchronize(stream);
     if (res != CUDA_SUCCESS) return CudaFailure(a.fn, "cuStreamSynchronize", res);
   }
-  const IoArgs io = ArgsNow(a, flags, f);
-  Status s = CheckIoArgs(a.fn, io);
-  if (s.ok()) s = CheckAligned(a.fn, flags, io.size, io.file_off, io.buf_off);
-  Result<IoRequest> req = s;
-  if (s.ok() && io.size > 0) req = BuildRequest(a.fn, rt, file, io);
+  Result<IoRequest> req = PrepareNow(a, flags, f, rt, file);
   if (!req.ok()) {
-    *a.bytes_p = StreamError(req.status());
+    *a.bytes_p = req.status().ToStreamReturn();
     return req.status();
   }
-  Result<size_t> r = io.size == 0 ? Result<size_t>(size_t{0}) : ExecuteIo(rt, *req);
-  *a.bytes_p = r.ok() ? static_cast<ssize_t>(*r) : StreamError(r.status());
+  Result<size_t> r = RunIo(rt, *req, IoOrigin::kStream);
+  *a.bytes_p = r.ok() ? static_cast<ssize_t>(*r) : r.status().ToStreamReturn();
   return Status::Ok();
 }
 
@@ -342,7 +346,7 @@ unsigned StreamFlags(CUstream stream) {
 Status SubmitStreamIo(const StreamIoArgs &a) {
   UFILE_RETURN_IF_ERROR(CheckPointers(a));
   Status s = SubmitChecked(a);
-  if (!s.ok() && !a.stream) *a.bytes_p = StreamError(s);
+  if (!s.ok() && !a.stream) *a.bytes_p = s.ToStreamReturn();
   return s;
 }
 

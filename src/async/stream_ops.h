@@ -26,7 +26,7 @@
 #include <cufile.h>
 #include <sys/types.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile {
 

@@ -11,7 +11,7 @@
 #include <optional>
 #include <shared_mutex>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "gpu/memory.h"
 
 namespace ufile {

@@ -6,7 +6,7 @@
 #include <atomic>
 #include <cerrno>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {

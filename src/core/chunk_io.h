@@ -7,8 +7,8 @@
 
 #include <cstdint>
 
+#include "base/status.h"
 #include "core/file_handle.h"
-#include "core/status.h"
 #include "engine/engine.h"
 #include "plan/planner.h"
 

@@ -5,10 +5,10 @@
 
 #include <new>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "core/runtime.h"
-#include "stats/stats.h"
+#include "observe/observer.h"
 
 namespace ufile {
 
@@ -64,7 +64,7 @@ Status Driver::OpenLocked(std::unique_lock<std::mutex> &lock) {
   ApplyStagedParams(cfg, /*clear=*/true);
   ConfigureLog(cfg);
   runtime_ = std::make_shared<Runtime>(std::make_shared<const Config>(std::move(cfg)));
-  stats::OnDriverOpen(runtime_->shared_config());
+  observe::DriverOpened(runtime_->shared_config());
   live_.store(runtime_.get(), std::memory_order_seq_cst);
   return Status::Ok();
 }
@@ -106,7 +106,7 @@ Status Driver::Close(bool inside_call) {
     uses_ = 0;
   }
   doomed.reset();  // tears down outside the lock: joins I/O threads
-  stats::OnDriverClose();
+  observe::DriverClosed();
   std::lock_guard<std::mutex> lock(mu_);
   closing_.store(false, std::memory_order_seq_cst);
   return Status::Ok();

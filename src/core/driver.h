@@ -20,8 +20,8 @@
 #include <memory>
 #include <mutex>
 
-#include "core/config.h"
-#include "core/status.h"
+#include "base/config.h"
+#include "base/status.h"
 
 namespace ufile {
 

@@ -9,7 +9,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "engine/ring_registry.h"
 #include "sys/sys_ops.h"
 

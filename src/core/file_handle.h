@@ -22,7 +22,7 @@
 #include <shared_mutex>
 #include <unordered_map>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile {
 

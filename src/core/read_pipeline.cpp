@@ -6,8 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "base/log.h"
 #include "core/chunk_io.h"
-#include "core/log.h"
 #include "gpu/copy_lanes.h"
 #include "gpu/cuda_api.h"
 #include "gpu/staging_pool.h"

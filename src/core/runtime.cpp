@@ -6,7 +6,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "gpu/cuda_api.h"
 
 namespace ufile {

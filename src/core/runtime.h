@@ -10,8 +10,8 @@
 #include <cstddef>
 #include <memory>
 
+#include "base/config.h"
 #include "core/buffer_registry.h"
-#include "core/config.h"
 #include "core/file_handle.h"
 #include "engine/engine.h"
 #include "engine/worker_pool.h"

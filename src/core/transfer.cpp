@@ -7,8 +7,8 @@
 #include <limits>
 #include <mutex>
 
+#include "base/log.h"
 #include "core/chunk_io.h"
-#include "core/log.h"
 #include "core/pool_share.h"
 #include "core/read_pipeline.h"
 #include "core/runtime.h"

@@ -12,8 +12,8 @@
 
 #include <sys/types.h>
 
+#include "base/status.h"
 #include "core/file_handle.h"
-#include "core/status.h"
 #include "gpu/memory.h"
 
 namespace ufile {

@@ -10,9 +10,9 @@
 #include <limits>
 #include <mutex>
 
-#include "core/log.h"
+#include "base/log.h"
+#include "base/status.h"
 #include "core/runtime.h"
-#include "core/status.h"
 #include "core/transfer.h"
 #include "gpu/cuda_api.h"
 #include "plan/planner.h"

@@ -14,7 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile::devio {
 

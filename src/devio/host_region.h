@@ -11,7 +11,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile::devio {
 

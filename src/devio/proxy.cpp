@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <cstring>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devio/ring.h"
 #include "engine/posix_io.h"
 #include "sys/thread_name.h"
-#include "ufile/device_atomics.h"
+#include "ufile/detail/device_atomics.h"
 
 namespace ufile::devio {
 namespace {

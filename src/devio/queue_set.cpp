@@ -11,11 +11,11 @@
 #include <cstring>
 #include <thread>
 
+#include "base/log.h"
 #include "core/driver.h"
-#include "core/log.h"
 #include "core/runtime.h"
 #include "gpu/cuda_api.h"
-#include "ufile/device_queue.h"
+#include "ufile/detail/device_queue.h"
 
 namespace ufile::devio {
 

@@ -7,8 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "core/log.h"
-#include "devio/uring_raw.h"
+#include "base/log.h"
+#include "sys/uring_raw.h"
 
 namespace ufile::devio {
 namespace {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Ring: one queue's submission and completion rings in host memory that
-// device code fills and reaps (ufile/device_queue.h). Either a real io_uring
+// device code fills and reaps (ufile/detail/device_queue.h). Either a real io_uring
 // created with SQPOLL on that memory (the no-CPU path: the kernel's poller
 // thread consumes the entries) or the same layout with no kernel behind it,
 // served by ufile's proxy workers (devio/proxy.h).
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 #include "devio/host_region.h"
 #include "ufile/device_types.h"
 

@@ -4,8 +4,8 @@
 #include <chrono>
 
 #include "devio/ring.h"
-#include "devio/uring_raw.h"
 #include "sys/thread_name.h"
+#include "sys/uring_raw.h"
 
 namespace ufile::devio {
 

@@ -12,8 +12,8 @@
 #include <memory>
 #include <string>
 
-#include "core/config.h"
-#include "core/status.h"
+#include "base/config.h"
+#include "base/status.h"
 #include "engine/ring_registry.h"
 
 namespace ufile {

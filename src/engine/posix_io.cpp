@@ -5,7 +5,7 @@
 
 #include <cerrno>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {

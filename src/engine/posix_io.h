@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile {
 

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {

@@ -22,7 +22,7 @@
 #include <limits>
 #include <vector>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "engine/engine.h"
 #include "engine/posix_io.h"
 #include "engine/ring_registry.h"

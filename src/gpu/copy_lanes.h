@@ -22,7 +22,7 @@
 #include <optional>
 #include <vector>
 
-#include "core/status.h"
+#include "base/status.h"
 
 namespace ufile {
 

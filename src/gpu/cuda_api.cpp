@@ -5,7 +5,7 @@
 
 #include <mutex>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace ufile {
 namespace {

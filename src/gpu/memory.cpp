@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "gpu/memory.h"
 
-#include "core/log.h"
+#include "base/log.h"
 #include "gpu/cuda_api.h"
 
 namespace ufile {

@@ -3,7 +3,7 @@
 
 #include <dlfcn.h>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace ufile {
 namespace {

@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "gpu/cuda_api.h"
 #include "gpu/nvml_bar.h"
 

@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "engine/ring_registry.h"
 #include "gpu/cuda_api.h"
 #include "gpu/memory.h"

@@ -2,6 +2,7 @@
 // Shared between stats.cpp (control) and record.cpp (hooks); not an API.
 #pragma once
 
+#include "observe/observer.h"
 #include "stats/segment.h"
 
 namespace ufile::stats {
@@ -14,5 +15,8 @@ void ForgetRegistrations();
 // holders wait for nothing else), so a child finds it free and consistent.
 void LockRegistrationsForFork();
 void UnlockRegistrationsAfterFork();
+// The observer's report of one cuFileRead/Write: bytes, latency, window,
+// histogram (level 2), per-GPU row (level 3).
+void RecordIo(const observe::IoSample &io);
 
 }  // namespace ufile::stats

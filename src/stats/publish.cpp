@@ -13,7 +13,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/log.h"
+#include "base/log.h"
 
 namespace ufile::stats {
 namespace {

@@ -4,17 +4,13 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <utility>
 
 #include "core/buffer_registry.h"
-#include "core/file_handle.h"
-#include "core/transfer.h"
 #include "stats/internal.h"
 #include "stats/publish.h"
 #include "stats/stats.h"
-#include "trace/trace.h"
-#include "ufile/device_atomics.h"
+#include "ufile/detail/device_atomics.h"
 
 namespace ufile::stats {
 namespace {
@@ -43,14 +39,6 @@ Shard *MyShard() {
   return &seg->shard[index];
 }
 
-// The result a USDT probe reports: bytes, or a negative error code.
-int64_t ProbeResult(const Result<size_t> &r) {
-  if (r.ok()) return static_cast<int64_t>(r.value());
-  const Status &s = r.status();
-  if (s.kind() == Status::Kind::kCuda) return -static_cast<int64_t>(CU_FILE_CUDA_DRIVER_ERROR);
-  return -static_cast<int64_t>(s.code());
-}
-
 void RecordGpu(Shard &s, int device, bool write, bool ok, uint64_t bytes, bool posix,
                bool unaligned, uint64_t t0, uint64_t t1) {
   if (device < 0 || device >= kMaxGpus) return;
@@ -70,57 +58,32 @@ void RecordGpu(Shard &s, int device, bool write, bool ok, uint64_t bytes, bool p
     seg->header.num_gpus.store(static_cast<uint32_t>(device) + 1, kRelaxed);
 }
 
-void RecordIo(unsigned level, const IoRequest &req, const Result<size_t> &r, uint64_t t0,
-              uint64_t t1) {
+}  // namespace
+
+void RecordIo(const observe::IoSample &io) {
+  const unsigned level = CollectLevel();
+  if (!level) return;
   Shard *s = MyShard();
   if (!s) return;
-  if (r.ok()) {
-    const int kind = req.write ? kKindWrite : kKindRead;
-    Add(s->ops[req.write ? kWrite : kRead][0], 1);
-    Add(s->bytes[kind], r.value());
-    Add(s->lat_ns[req.write ? kLatWrite : kLatRead], t1 - t0);
-    Widen(s->first_ns[kind], s->last_ns[kind], t0, t1);
-    if (level >= 2) Add(s->hist[req.write ? 1 : 0][HistBucket(req.size)], 1);
+  if (io.ok) {
+    const int kind = io.write ? kKindWrite : kKindRead;
+    Add(s->ops[io.write ? kWrite : kRead][0], 1);
+    Add(s->bytes[kind], io.bytes);
+    Add(s->lat_ns[io.write ? kLatWrite : kLatRead], io.t1 - io.t0);
+    Widen(s->first_ns[kind], s->last_ns[kind], io.t0, io.t1);
+    if (level >= 2) Add(s->hist[io.write ? 1 : 0][HistBucket(io.size)], 1);
   }
-  if (level >= 3 && req.mem_info.needs_copy()) {
-    const FileHandle &f = *req.file;
-    const uint64_t align = f.direct() ? f.align() : 4096;
-    const bool unaligned = req.file_off % align != 0 || req.size % align != 0;
-    RecordGpu(*s, req.mem_info.device, req.write, r.ok(), r.ok() ? r.value() : 0, !f.direct(),
-              unaligned, t0, t1);
-  }
+  if (level >= 3)
+    RecordGpu(*s, io.device, io.write, io.ok, io.bytes, io.posix, io.unaligned, io.t0, io.t1);
 }
 
-Result<size_t> ObserveSlow(unsigned state, Runtime &rt, const IoRequest &req) {
-  const unsigned level = state & kLevelMask;
-  const int fd = req.file->user_fd();  // the caller's, for traces
-  trace::IoStart(req.write, fd, req.file_off, req.size);
-  std::optional<trace::Range> range;
-  if (state & kNvtxBit)
-    range.emplace(req.write ? trace::RangeKind::kWrite : trace::RangeKind::kRead, req.size);
-  const uint64_t t0 = level ? devio::NowNs() : 0;
-  Result<size_t> r = ExecuteIo(rt, req);
-  const uint64_t t1 = level ? devio::NowNs() : 0;
-  trace::IoDone(req.write, fd, req.file_off, req.size, ProbeResult(r));
-  if (level) RecordIo(level, req, r, t0, t1);
-  return r;
-}
+namespace {
 
 // Registered GPU buffers (base -> device, length) for the reg_bytes gauges.
 std::mutex g_reg_mu;
 std::map<const void *, std::pair<int, uint64_t>> g_registered;  // guarded by g_reg_mu
 
 }  // namespace
-
-Result<size_t> ObservedExecuteIo(Runtime &rt, const IoRequest &req) {
-  const unsigned state = State();
-  if (state) return ObserveSlow(state, rt, req);
-  const int fd = req.file->user_fd();  // the caller's, for traces
-  trace::IoStart(req.write, fd, req.file_off, req.size);
-  Result<size_t> r = ExecuteIo(rt, req);
-  trace::IoDone(req.write, fd, req.file_off, req.size, ProbeResult(r));
-  return r;
-}
 
 void CountOpSlow(Op op, bool ok) {
   if (Shard *s = MyShard()) Add(s->ops[op][ok ? 0 : 1], 1);

@@ -8,17 +8,17 @@
 #include <cstring>
 #include <mutex>
 
-#include "core/config.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "core/driver.h"
-#include "core/log.h"
 #include "core/runtime.h"
 #include "gpu/cuda_api.h"
+#include "observe/observer.h"
 #include "stats/internal.h"
 #include "stats/publish.h"
 
 namespace ufile::stats {
 
-std::atomic<unsigned> g_state{0};
 std::atomic<Segment *> g_segment{nullptr};  // set once, never unmapped (see publish.h)
 
 namespace {
@@ -86,7 +86,7 @@ void ApplyLocked() {
       Unpublish();
   }
   const unsigned collect = g_ctl.running ? static_cast<unsigned>(level) : 0;
-  g_state.store(collect | (g_ctl.nvtx ? kNvtxBit : 0), std::memory_order_release);
+  observe::g_state.store(collect | (g_ctl.nvtx ? kNvtxBit : 0), std::memory_order_release);
 }
 
 // Fills num_gpus and the UUIDs of the GPUs CUDA reports (once each).
@@ -118,6 +118,17 @@ void SyncConfig(const std::shared_ptr<const Config> &cfg) {
   if (g_ctl.level > 0)
     UFILE_LOG_INFO("stats: level %d, NVTX %s", g_ctl.level, g_ctl.nvtx ? "on" : "off");
 }
+
+void OnDriverClose() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  Unpublish();
+  g_ctl.session.reset();
+}
+
+// Installed before main (static initialization of the library), so every
+// session and request is seen.
+const observe::Observer kObserver{SyncConfig, OnDriverClose, RecordIo};
+const bool g_observing = (observe::Install(&kObserver), true);
 
 // The stats API may run before the first registration of a session.
 void SyncWithDriver() {
@@ -176,10 +187,6 @@ Status Snapshot(int want, Totals *out) {
   return Status::Ok();
 }
 
-void OnDriverOpen(const std::shared_ptr<const Config> &cfg) {
-  SyncConfig(cfg);
-}
-
 void OnSession(Runtime &rt) {
   SyncConfig(rt.shared_config());
   if (CollectLevel() >= 3) {
@@ -188,10 +195,5 @@ void OnSession(Runtime &rt) {
   }
 }
 
-void OnDriverClose() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  Unpublish();
-  g_ctl.session.reset();
-}
 
 }  // namespace ufile::stats

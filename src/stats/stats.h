@@ -13,7 +13,7 @@
 // same user as /dev/shm/ufile-stats-<pid> (ufile-stats -p <pid>); the
 // segment is removed at level 0, at driver close and at normal exit.
 //
-// Cost: every hook first reads one relaxed atomic (stats/state.h) and
+// Cost: every hook first reads one relaxed atomic (observe/state.h) and
 // returns at level 0. Above it, counters are relaxed atomic adds on a
 // per-thread shard of the segment: no lock on any I/O path.
 //
@@ -27,19 +27,23 @@
 #include <cstdint>
 #include <memory>
 
-#include "core/status.h"
+#include "base/status.h"
+#include "observe/state.h"
 #include "stats/segment.h"
 #include "stats/snapshot.h"
-#include "stats/state.h"
 
 namespace ufile {
 
 struct Config;
 class Runtime;
-struct IoRequest;
 struct RegisteredBuffer;
 
 namespace stats {
+
+using observe::CollectLevel;
+using observe::kLevelMask;
+using observe::kNvtxBit;
+using observe::State;
 
 // ---- control (api/stats_api.cpp) -------------------------------------------
 
@@ -56,13 +60,12 @@ Status Snapshot(int want, Totals *out);
 
 // ---- driver sessions -------------------------------------------------------
 
-// Applies cfg's profile.cufile_stats (unless the API set a level) and
-// profile.nvtx. Idempotent for one Config; the API calls OnSession with each
-// registration, so the driver need not call it.
-void OnDriverOpen(const std::shared_ptr<const Config> &cfg);
+// The statistics observe driver sessions and each cuFileRead/Write through
+// the observer they install when the library loads (observe/observer.h): a
+// session applies its profile.cufile_stats (unless the API set a level) and
+// profile.nvtx; its end removes the published segment (the counters stay
+// readable through the API). The API calls OnSession with each registration.
 void OnSession(Runtime &rt);
-// Removes the published segment (the counters stay readable through the API).
-void OnDriverClose();
 
 // ---- hooks: one line each in api/ ------------------------------------------
 
@@ -75,15 +78,11 @@ inline bool Count(Op op, bool ok) {
 
 void CountIoErrorSlow(bool write);
 // cuFileRead/Write's return value: a failure (< 0) counts an error. Successes
-// are counted by ObservedExecuteIo, which knows the request.
+// are counted by the observer, which RunIo hands each request's sample.
 inline ssize_t CountIo(bool write, ssize_t result) {
   if (result < 0 && CollectLevel()) CountIoErrorSlow(write);
   return result;
 }
-
-// ExecuteIo with USDT probes, an NVTX range, and (level >= 1) the counters:
-// bytes, latency, window, histogram (2), per-GPU row (3).
-Result<size_t> ObservedExecuteIo(Runtime &rt, const IoRequest &req);
 
 // cuFileBufRegister's outcome for buf (reg_bytes gauge of its GPU).
 void CountBufRegister(const RegisteredBuffer &buf, const Status &s);

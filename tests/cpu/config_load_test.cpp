@@ -21,8 +21,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "support/test_util.h"
 
 namespace ufile::test {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/config: cufile.json parsing (comments, every key of NVIDIA's file,
+// base/config: cufile.json parsing (comments, every key of NVIDIA's file,
 // bad values, unknown keys, missing and malformed files), the environment
 // overrides, and the precedence of all layers with the source of each value.
-#include "core/config.h"
+#include "base/config.h"
 
 #include <gtest/gtest.h>
 
@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "support/test_util.h"
 
 namespace ufile {

@@ -5,7 +5,7 @@
 
 #include <algorithm>
 
-#include "core/config.h"
+#include "base/config.h"
 #include "support/test_util.h"
 
 namespace ufile::test {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Shared by the devio CPU tests: files registered with ufile, host-memory
 // queue sets (device = -1) on either path, and host threads standing in for
-// GPU threads through the protocol of ufile/device_queue.h (ThreadGroup).
+// GPU threads through the protocol of ufile/detail/device_queue.h (ThreadGroup).
 #pragma once
 
 #include <cufile.h>
@@ -17,8 +17,8 @@
 
 #include "support/test_util.h"
 #include "sys/sys_ops.h"
+#include "ufile/detail/device_transfer.h"
 #include "ufile/device.h"
-#include "ufile/device_transfer.h"
 
 namespace ufile::test {
 

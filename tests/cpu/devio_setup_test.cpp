@@ -10,9 +10,9 @@
 #include <string>
 
 #include "devio/queue_set.h"
-#include "devio/uring_raw.h"
 #include "devio_fixture.h"
 #include "support/memory_kinds.h"
+#include "sys/uring_raw.h"
 
 namespace ufile::test {
 namespace {

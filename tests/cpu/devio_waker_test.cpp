@@ -13,8 +13,8 @@
 #include <thread>
 
 #include "devio/ring.h"
-#include "devio/uring_raw.h"
 #include "devio/waker.h"
+#include "sys/uring_raw.h"
 
 namespace ufile::devio {
 namespace {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// core/log: level filtering, the line format, where the file goes, that no
+// base/log: level filtering, the line format, where the file goes, that no
 // file appears until an enabled message is logged, the stderr fallback,
 // concurrent writers, and the self-configuration before ConfigureLog (run in
 // fresh processes: gtest's "threadsafe" death tests re-execute the binary).
-#include "core/log.h"
+#include "base/log.h"
 
 #include <gtest/gtest.h>
 #include <sys/syscall.h>

@@ -3,7 +3,7 @@
 // round trip before open, range (cuFileGetParameterMinMaxValue), refusals
 // (out of range, unknown enum, NULL), slab arrays, the staged layer over the
 // environment, and the behaviour around cuFileDriverOpen/Close.
-#include "core/params.h"
+#include "base/params.h"
 
 #include <cufile.h>
 #include <gtest/gtest.h>
@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/log.h"
 #include "support/test_util.h"
 
 namespace ufile {
@@ -34,7 +34,7 @@ struct SizeCase {
   size_t def, min, max, step, sample;
 };
 
-// The documented table (docs/CONFIG.md); core/params.cpp must agree.
+// The documented table (docs/CONFIG.md); base/params.cpp must agree.
 const SizeCase kSizes[] = {
     {CUFILE_PARAM_PROFILE_STATS, "profile.cufile_stats", 0, 0, 3, 1, 2},
     {CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, "execution.max_io_queue_depth", 128, 1, 32768, 1,

@@ -2,6 +2,7 @@
 // The stats API on host buffers: exact counters after a known sequence at
 // each level, histogram buckets, reset, stop/start, level changes while
 // running, the published segment, and the level taken from the config.
+#include "observe/observer.h"
 #include "stats/stats.h"
 
 #include <cufile.h>
@@ -275,7 +276,7 @@ TEST_F(StatsTest, PublishedSegmentMatchesApi) {
   ASSERT_EQ(SetLevel(1), CU_FILE_SUCCESS);
   EXPECT_EQ(stat(path.c_str(), &st), 0) << "and a level above 0 publishes it again";
   EXPECT_EQ(GetL1().write_ops.ok, 2u) << "with the counters so far";
-  stats::OnDriverClose();
+  observe::DriverClosed();
   EXPECT_NE(stat(path.c_str(), &st), 0) << "driver close removes the segment";
 }
 
@@ -323,7 +324,7 @@ int ConfigChild(const std::string &json, int api_level, size_t staged_level) {
   const bool counted = cuFileGetStatsL1(&l1).err == CU_FILE_SUCCESS && l1.write_ops.ok == 1 &&
                        l1.hdl_register_ops.ok == 1;
   if (level > 0 && !counted) return 99;
-  const int code = level + (stats::NvtxOn() ? 8 : 0);
+  const int code = level + (observe::NvtxOn() ? 8 : 0);
   cuFileHandleDeregister(fh);
   cuFileDriverClose();
   return code;

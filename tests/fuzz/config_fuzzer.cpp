@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/log.h"
-#include "core/params.h"
+#include "base/config.h"
+#include "base/log.h"
+#include "base/params.h"
 #include "fuzz_util.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <string>
 
-#include "ufile/device_atomics.h"
+#include "ufile/detail/device_atomics.h"
 
 namespace bench {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
+#include "base/config.h"
 #include "report.h"
 
 namespace ufile::check {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "devio/uring_raw.h"
+#include "sys/uring_raw.h"
 
 #include <sys/syscall.h>
 #include <unistd.h>

@@ -22,8 +22,8 @@
 #include <optional>
 #include <string>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 namespace ufile {
 namespace {

@@ -8,7 +8,7 @@
 #include <new>
 #include <string>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "devio/queue_set.h"
 #include "ufile/device.h"
 

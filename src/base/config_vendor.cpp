@@ -9,8 +9,8 @@
 // value from CUFILE_ENV_PATH_JSON, the environment or the API, is honoured.
 #include <vector>
 
-#include "core/config.h"
-#include "core/log.h"
+#include "base/config.h"
+#include "base/log.h"
 
 namespace ufile {
 namespace {

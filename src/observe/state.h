@@ -1,13 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
-// The one word every hook reads first: which statistics level is being
-// collected right now (0 when off or stopped) and whether NVTX ranges are on.
-// At level 0 with NVTX off a hook costs one relaxed load and a branch.
-// Thread-safety: written under the stats mutex (stats/stats.cpp), read anywhere.
+// The one word every observation point reads first: which statistics level
+// is being collected right now (0 when off or stopped) and whether NVTX
+// ranges are on. At level 0 with NVTX off a hook costs one relaxed load and a
+// branch.
+// Thread-safety: written by the statistics control (stats/stats.cpp) under
+// its mutex, read anywhere.
 #pragma once
 
 #include <atomic>
 
-namespace ufile::stats {
+namespace ufile::observe {
 
 inline constexpr unsigned kLevelMask = 3;  // bits 0-1: level collected now
 inline constexpr unsigned kNvtxBit = 4;    // profile.nvtx
@@ -24,4 +26,4 @@ inline bool NvtxOn() {
   return (State() & kNvtxBit) != 0;
 }
 
-}  // namespace ufile::stats
+}  // namespace ufile::observe

@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/io_validate.h"
+#include "core/io_request.h"
 
 #include <cerrno>
 #include <climits>
 #include <cstdint>
+#include <optional>
 
-#include "core/log.h"
+#include "base/log.h"
 #include "core/runtime.h"
+#include "observe/observer.h"
+#include "observe/state.h"
+#include "observe/trace.h"
+#include "ufile/detail/device_atomics.h"
 
 namespace ufile {
 namespace {
@@ -38,6 +43,51 @@ Result<MemInfo> ResolveMemory(const char *fn, Runtime &rt, const void *base, off
     return Status::Op(CU_FILE_CUDA_POINTER_RANGE_ERROR);
   }
   return mem;
+}
+
+// PrepareIo after CheckIoArgs.
+Result<IoRequest> PrepareChecked(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckAccess(fn, file, a.write));
+  IoRequest req;
+  req.file = &file;
+  req.write = a.write;
+  req.file_off = a.file_off;
+  if (a.size == 0) return req;
+  Result<MemInfo> mem = ResolveMemory(fn, rt, a.base, a.buf_off, a.size);
+  if (!mem.ok()) return mem.status();
+  UFILE_RETURN_IF_ERROR(CheckMemoryAllowed(fn, rt.config(), *mem, a.base));
+  req.mem = const_cast<char *>(static_cast<const char *>(a.base)) + a.buf_off;
+  req.mem_info = *mem;
+  req.size = a.size;
+  return req;
+}
+
+trace::RangeKind RangeFor(IoOrigin origin, bool write) {
+  switch (origin) {
+    case IoOrigin::kSync:
+      return write ? trace::RangeKind::kWrite : trace::RangeKind::kRead;
+    case IoOrigin::kBatch:
+      return trace::RangeKind::kBatchSubmit;
+    case IoOrigin::kStream:
+      return write ? trace::RangeKind::kStreamWrite : trace::RangeKind::kStreamRead;
+  }
+  return trace::RangeKind::kRead;
+}
+
+observe::IoSample Sample(const IoRequest &req, const Result<size_t> &r, uint64_t t0, uint64_t t1) {
+  observe::IoSample io;
+  io.write = req.write;
+  io.ok = r.ok();
+  io.size = req.size;
+  io.bytes = r.ok() ? r.value() : 0;
+  io.t0 = t0;
+  io.t1 = t1;
+  if (req.mem_info.needs_copy()) io.device = req.mem_info.device;
+  const FileHandle &f = *req.file;
+  const uint64_t align = f.direct() ? f.align() : 4096;
+  io.posix = !f.direct();
+  io.unaligned = static_cast<uint64_t>(req.file_off) % align != 0 || req.size % align != 0;
+  return io;
 }
 
 }  // namespace
@@ -76,18 +126,35 @@ Status CheckMemoryAllowed(const char *fn, const Config &cfg, const MemInfo &mem,
   return Status::Op(CU_FILE_CUDA_MEMORY_TYPE_INVALID);
 }
 
-Result<IoRequest> BuildRequest(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
-  Result<MemInfo> mem = ResolveMemory(fn, rt, a.base, a.buf_off, a.size);
-  if (!mem.ok()) return mem.status();
-  UFILE_RETURN_IF_ERROR(CheckMemoryAllowed(fn, rt.config(), *mem, a.base));
-  IoRequest req;
-  req.file = &file;
-  req.mem = const_cast<char *>(static_cast<const char *>(a.base)) + a.buf_off;
-  req.mem_info = *mem;
-  req.size = a.size;
-  req.file_off = a.file_off;
-  req.write = a.write;
-  return req;
+Result<IoRequest> PrepareIo(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
+  return PrepareChecked(fn, rt, file, a);
+}
+
+Result<PreparedIo> PrepareIo(const char *fn, Runtime &rt, const IoArgs &a) {
+  UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
+  Result<std::shared_ptr<FileHandle>> file = LookupHandle(fn, rt, a.fh);
+  if (!file.ok()) return file.status();
+  Result<IoRequest> req = PrepareChecked(fn, rt, **file, a);
+  if (!req.ok()) return req.status();
+  return PreparedIo{std::move(*file), *req};
+}
+
+Result<size_t> RunIo(Runtime &rt, const IoRequest &req, IoOrigin origin) {
+  if (req.size == 0) return size_t{0};
+  const unsigned state = observe::State();
+  const int fd = req.file->user_fd();  // the caller's, for traces
+  trace::IoStart(req.write, fd, req.file_off, req.size);
+  std::optional<trace::Range> range;
+  if (state & observe::kNvtxBit) range.emplace(RangeFor(origin, req.write), req.size);
+  const bool timed = origin == IoOrigin::kSync && (state & observe::kLevelMask) != 0;
+  const uint64_t t0 = timed ? devio::NowNs() : 0;
+  Result<size_t> r = ExecuteIo(rt, req);
+  const uint64_t t1 = timed ? devio::NowNs() : 0;
+  trace::IoDone(req.write, fd, req.file_off, req.size,
+                r.ok() ? static_cast<int64_t>(*r) : r.status().ToNegativeCode());
+  if (timed) observe::IoDone(Sample(req, r, t0, t1));
+  return r;
 }
 
 }  // namespace ufile

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "ufile/device_atomics.h"
+#include "ufile/detail/device_atomics.h"
 #include "ufile/device_types.h"
 
 namespace ufile::devio {

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Parameters staged with cuFileSetParameter*, the ranges they accept, and the
 // mapping from each CUFile*ConfigParameter_t to its Config field and JSON key.
-// The value checks here are shared with the JSON loader (core/config.cpp), so
+// The value checks here are shared with the JSON loader (base/config.cpp), so
 // a file and the API accept exactly the same values.
 // Thread-safety: the staged store is guarded by one mutex; nothing here logs
 // or calls another layer while holding it.
-#include "core/params.h"
+#include "base/params.h"
 
 #include <pthread.h>
 

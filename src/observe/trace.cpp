@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // NVTX v3 is header-only: the first call looks for an injection library
 // (NVTX_INJECTION64_PATH) with dlopen; without one every call is a no-op.
-#include "trace/trace.h"
+#include "observe/trace.h"
 
 #include <cstring>
 

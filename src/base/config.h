@@ -88,7 +88,7 @@ struct Config {
   std::vector<std::string> inert_keys;
   std::vector<std::string> unknown_keys;
   // Pipeline-geometry keys whose system-file value was NVIDIA's shipped
-  // default and so was treated as unset (core/config_vendor.cpp).
+  // default and so was treated as unset (base/config_vendor.cpp).
   std::vector<std::string> vendor_defaults_ignored;
 };
 
@@ -103,8 +103,8 @@ bool ApplyJsonConfig(Config &cfg, const std::string &text, ConfigSource source,
 void ApplyEnvironment(Config &cfg);
 
 // defaults < /etc/cufile.json < $CUFILE_ENV_PATH_JSON < environment. The
-// staged API values are applied by the caller (core/params). Reads and
-// parses every time (core/config_load.cpp).
+// staged API values are applied by the caller (base/params). Reads and
+// parses every time (base/config_load.cpp).
 Config LoadConfig();
 // The same, kept while the files and environment variables it reads are
 // unchanged, until ForgetLoadedConfig (each driver open calls it once it has
@@ -113,7 +113,7 @@ Config LoadConfigOnce();
 void ForgetLoadedConfig();
 
 // After the system file: NVIDIA's shipped values of the pipeline-geometry
-// keys count as unset (see core/config_vendor.cpp for why).
+// keys count as unset (see base/config_vendor.cpp for why).
 void DropVendorGeometryDefaults(Config &cfg);
 
 const char *LogLevelName(LogLevel level);

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/config.h"
-#include "core/status.h"
+#include "base/config.h"
+#include "base/status.h"
 
 namespace ufile {
 

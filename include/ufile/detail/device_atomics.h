@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The memory operations of the device-initiated I/O protocol
-// (ufile/device_queue.h): PTX with explicit scopes on the device, GCC
+// (ufile/detail/device_queue.h): PTX with explicit scopes on the device, GCC
 // atomics on the host (where host threads stand in for GPU threads in the
 // CPU tests). Host memory (rings, staging) is reached at system scope,
 // device memory (slot words, queue control) at GPU scope.

@@ -4,7 +4,7 @@
 // or recorded as inert (it needs nvidia-fs), or both. A bad value is logged
 // with its dotted key and skipped; a bad file is logged and skipped whole.
 // docs/CONFIG.md is the user-facing description of every key here.
-#include "core/config.h"
+#include "base/config.h"
 
 #include <algorithm>
 #include <cctype>
@@ -16,8 +16,8 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/log.h"
-#include "core/params.h"
+#include "base/log.h"
+#include "base/params.h"
 
 namespace ufile {
 namespace {

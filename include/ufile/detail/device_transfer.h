@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
 // Device-initiated I/O, the calls built on the protocol of
-// ufile/device_queue.h: cooperative copies between device memory and
+// ufile/detail/device_queue.h: cooperative copies between device memory and
 // staging, the groups that make a call (ThreadGroup here; the warp and block
 // groups are in ufile/device.cuh), synchronous transfers of any size,
 // asynchronous tickets. Compiled for kernels and, with ThreadGroup, for
 // host threads standing in for GPU threads (the CPU tests).
-// Thread-safety: as ufile/device_queue.h; a Ticket belongs to its holder.
+// Thread-safety: as ufile/detail/device_queue.h; a Ticket belongs to its holder.
 #pragma once
 
-#include "ufile/device_queue.h"
+#include "ufile/detail/device_queue.h"
 
 namespace ufile::devio {
 

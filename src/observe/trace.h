@@ -27,7 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "stats/state.h"
+#include "observe/state.h"
 
 namespace ufile::trace {
 
@@ -48,7 +48,7 @@ void PopRange();
 // An NVTX range for one scope when NVTX is on (one relaxed load otherwise).
 class Range {
  public:
-  Range(RangeKind kind, uint64_t bytes) : on_(stats::NvtxOn()) {
+  Range(RangeKind kind, uint64_t bytes) : on_(observe::NvtxOn()) {
     if (on_) PushRange(kind, bytes);
   }
   ~Range() {

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "core/status.h"
+#include "base/status.h"
 
 #include <cerrno>
 #include <cstring>
@@ -51,6 +51,33 @@ ssize_t Status::ToIoReturn() const {
       return 0;
     case Kind::kErrno:
       errno = code_;
+      return -1;
+    case Kind::kOp:
+      return -static_cast<ssize_t>(code_);
+    case Kind::kCuda:
+      return -static_cast<ssize_t>(CU_FILE_CUDA_DRIVER_ERROR);
+  }
+  return -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
+}
+
+int64_t Status::ToNegativeCode() const {
+  switch (kind_) {
+    case Kind::kOk:
+      return 0;
+    case Kind::kErrno:
+    case Kind::kOp:
+      return -static_cast<int64_t>(code_);
+    case Kind::kCuda:
+      return -static_cast<int64_t>(CU_FILE_CUDA_DRIVER_ERROR);
+  }
+  return -static_cast<int64_t>(CU_FILE_INTERNAL_ERROR);
+}
+
+ssize_t Status::ToStreamReturn() const {
+  switch (kind_) {
+    case Kind::kOk:
+      return 0;
+    case Kind::kErrno:
       return -1;
     case Kind::kOp:
       return -static_cast<ssize_t>(code_);

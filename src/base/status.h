@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Status: the outcome of an internal operation, as a value (no exceptions,
 // no errno across layers). One of: ok, a system errno, a cuFile status, or a
-// CUDA driver error. api/ converts it to the ABI's conventions in one place.
+// CUDA driver error. Every ABI result form is made from it here, in
+// status.cpp: a CUfileError_t, cuFileRead/Write's return, a batch event's
+// ret, a stream operation's bytes.
 #pragma once
 
 #include <cufile.h>
 
+#include <sys/types.h>
+
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -33,6 +38,13 @@ class Status {
   CUfileError_t ToCuFileError() const;
   // The cuFileRead/Write convention: -1 with errno set, or -CUfileOpError.
   ssize_t ToIoReturn() const;
+  // A batch event's ret and a USDT probe's result: -errno for a system error,
+  // -CUfileOpError for a cuFile one, -CU_FILE_CUDA_DRIVER_ERROR for CUDA.
+  int64_t ToNegativeCode() const;
+  // A stream operation's *bytes_p, as NVIDIA documents it: -1 for a system
+  // error, else -CUfileOpError. errno is not touched: the caller's thread is
+  // long gone.
+  ssize_t ToStreamReturn() const;
   // One line for the log: "errno 5 (Input/output error)", ...
   std::string ToString() const;
 

@@ -7,7 +7,7 @@
 // Thread-safety: all functions may be called from any thread.
 #pragma once
 
-#include "core/config.h"
+#include "base/config.h"
 
 namespace ufile {
 

@@ -10,7 +10,7 @@
 // thread's messages are held (ConfigLoadScope), then written once the level
 // is known, so the ERROR line about a malformed /etc/cufile.json reaches the
 // log it configures, once.
-#include "core/log.h"
+#include "base/log.h"
 
 #include <fcntl.h>
 #include <pthread.h>
