@@ -54,9 +54,10 @@ struct CallDepth {
   ~CallDepth() { --t_call_depth; }
 };
 
-// Runs body (returning CUfileError_t) with exceptions contained.
-template <class Body>
-CUfileError_t Guard(const char *fn, Body &&body) noexcept {
+// Runs body with exceptions contained: one escaping is logged and the call
+// returns on_exception.
+template <class R, class Body>
+R Contain(const char *fn, R on_exception, Body &&body) noexcept {
   CallDepth depth;
   try {
     return body();
@@ -65,21 +66,19 @@ CUfileError_t Guard(const char *fn, Body &&body) noexcept {
   } catch (...) {
     UFILE_LOG_ERROR("%s: internal error", fn);
   }
-  return Err(CU_FILE_INTERNAL_ERROR);
+  return on_exception;
 }
 
-// Same for the ssize_t-returning I/O calls.
+// For the calls returning CUfileError_t.
+template <class Body>
+CUfileError_t Guard(const char *fn, Body &&body) noexcept {
+  return Contain(fn, Err(CU_FILE_INTERNAL_ERROR), body);
+}
+
+// For cuFileRead/Write (ssize_t).
 template <class Body>
 ssize_t GuardIo(const char *fn, Body &&body) noexcept {
-  CallDepth depth;
-  try {
-    return body();
-  } catch (const std::exception &e) {
-    UFILE_LOG_ERROR("%s: internal error: %s", fn, e.what());
-  } catch (...) {
-    UFILE_LOG_ERROR("%s: internal error", fn);
-  }
-  return -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
+  return Contain(fn, -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR), body);
 }
 
 }  // namespace ufile::api

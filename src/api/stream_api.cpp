@@ -19,7 +19,7 @@ CUfileError_t Submit(const char *fn, bool write, CUfileHandle_t fh, void *base, 
   a.buf_off_p = buf_offset_p;
   a.bytes_p = bytes_p;
   a.stream = stream;
-  return SubmitStreamIo(a).ToCuFileError();
+  return api::Guard(fn, [&] { return SubmitStreamIo(a).ToCuFileError(); });
 }
 
 }  // namespace
@@ -27,19 +27,15 @@ CUfileError_t Submit(const char *fn, bool write, CUfileHandle_t fh, void *base, 
 extern "C" CUfileError_t cuFileReadAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p,
                                          off_t *file_offset_p, off_t *bufPtr_offset_p,
                                          ssize_t *bytes_read_p, CUstream stream) {
-  return api::Guard(__func__, [&] {
-    return Submit("cuFileReadAsync", false, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p,
-                  bytes_read_p, stream);
-  });
+  return Submit(__func__, false, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p,
+                bytes_read_p, stream);
 }
 
 extern "C" CUfileError_t cuFileWriteAsync(CUfileHandle_t fh, void *bufPtr_base, size_t *size_p,
                                           off_t *file_offset_p, off_t *bufPtr_offset_p,
                                           ssize_t *bytes_written_p, CUstream stream) {
-  return api::Guard(__func__, [&] {
-    return Submit("cuFileWriteAsync", true, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p,
-                  bytes_written_p, stream);
-  });
+  return Submit(__func__, true, fh, bufPtr_base, size_p, file_offset_p, bufPtr_offset_p,
+                bytes_written_p, stream);
 }
 
 extern "C" CUfileError_t cuFileStreamRegister(CUstream stream, unsigned flags) {

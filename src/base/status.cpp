@@ -46,18 +46,8 @@ CUfileError_t Status::ToCuFileError() const {
 }
 
 ssize_t Status::ToIoReturn() const {
-  switch (kind_) {
-    case Kind::kOk:
-      return 0;
-    case Kind::kErrno:
-      errno = code_;
-      return -1;
-    case Kind::kOp:
-      return -static_cast<ssize_t>(code_);
-    case Kind::kCuda:
-      return -static_cast<ssize_t>(CU_FILE_CUDA_DRIVER_ERROR);
-  }
-  return -static_cast<ssize_t>(CU_FILE_INTERNAL_ERROR);
+  if (kind_ == Kind::kErrno) errno = code_;
+  return ToStreamReturn();  // -1 for the errno, else the same code
 }
 
 int64_t Status::ToNegativeCode() const {

@@ -19,6 +19,20 @@ namespace {
 // so either side may be device or mapped host memory. PTX 7.0 / sm_52: the
 // driver JIT-compiles it for whatever GPU runs it (checked with CUDA 13.0
 // ptxas for sm_80 and sm_90).
+//
+// One strided loop of the kernel: bytes [rd9, rd6) of the range, step rd12,
+// from src rd4 to dst rd5, one `type` value (in reg) at a time.
+#define UFILE_GATHER_LOOP(label, type, reg) \
+  label ":\n"                              \
+  "  setp.ge.u64 %p3, %rd9, %rd6;\n"        \
+  "  @%p3 bra NEXT;\n"                      \
+  "  add.u64 %rd10, %rd4, %rd9;\n"          \
+  "  ld." type " " reg ", [%rd10];\n"       \
+  "  add.u64 %rd11, %rd5, %rd9;\n"          \
+  "  st." type " [%rd11], " reg ";\n"       \
+  "  add.u64 %rd9, %rd9, %rd12;\n"          \
+  "  bra " label ";\n"
+
 const char kGatherPtx[] = R"(
 .version 7.0
 .target sm_52
@@ -54,39 +68,16 @@ DESC:
   setp.eq.u64 %p2, %rd8, 0;
   @%p2 bra V4;
   mov.u64 %rd9, %rd20;
-B1:
-  setp.ge.u64 %p3, %rd9, %rd6;
-  @%p3 bra NEXT;
-  add.u64 %rd10, %rd4, %rd9;
-  ld.u8 %h1, [%rd10];
-  add.u64 %rd11, %rd5, %rd9;
-  st.u8 [%rd11], %h1;
-  add.u64 %rd9, %rd9, %rd21;
-  bra B1;
+  mov.u64 %rd12, %rd21;
+)" UFILE_GATHER_LOOP("B1", "u8", "%h1") R"(
 V4:
   shl.b64 %rd9, %rd20, 2;
   shl.b64 %rd12, %rd21, 2;
-W1:
-  setp.ge.u64 %p3, %rd9, %rd6;
-  @%p3 bra NEXT;
-  add.u64 %rd10, %rd4, %rd9;
-  ld.u32 %r6, [%rd10];
-  add.u64 %rd11, %rd5, %rd9;
-  st.u32 [%rd11], %r6;
-  add.u64 %rd9, %rd9, %rd12;
-  bra W1;
+)" UFILE_GATHER_LOOP("W1", "u32", "%r6") R"(
 V16:
   shl.b64 %rd9, %rd20, 4;
   shl.b64 %rd12, %rd21, 4;
-Q1:
-  setp.ge.u64 %p3, %rd9, %rd6;
-  @%p3 bra NEXT;
-  add.u64 %rd10, %rd4, %rd9;
-  ld.v4.u32 {%r6, %r7, %r8, %r9}, [%rd10];
-  add.u64 %rd11, %rd5, %rd9;
-  st.v4.u32 [%rd11], {%r6, %r7, %r8, %r9};
-  add.u64 %rd9, %rd9, %rd12;
-  bra Q1;
+)" UFILE_GATHER_LOOP("Q1", "v4.u32", "{%r6, %r7, %r8, %r9}") R"(
 NEXT:
   add.u32 %r2, %r2, %r3;
   bra DESC;
@@ -94,6 +85,7 @@ DONE:
   ret;
 }
 )";
+#undef UFILE_GATHER_LOOP
 
 constexpr unsigned kGatherThreads = 256;  // one 16-byte pass over 4 KiB
 constexpr unsigned kGatherMaxBlocks = 4096;

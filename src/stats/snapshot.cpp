@@ -47,31 +47,37 @@ uint64_t Avg(uint64_t sum, uint64_t n) {
   return n ? sum / n : 0;
 }
 
+// Where one direction's totals go in CUfilePerGpuStats_t.
+struct GpuDirFields {
+  uint64_t CUfilePerGpuStats_t::*bytes, CUfilePerGpuStats_t::*bw, CUfilePerGpuStats_t::*util,
+      CUfilePerGpuStats_t::*duration_us, CUfilePerGpuStats_t::*total, CUfilePerGpuStats_t::*posix,
+      CUfilePerGpuStats_t::*unaligned, CUfilePerGpuStats_t::*errors;
+};
+using S = CUfilePerGpuStats_t;
+constexpr GpuDirFields kGpuRead{
+    &S::read_bytes,    &S::read_bw_bytes_per_sec, &S::read_utilization,  &S::read_duration_us,
+    &S::n_total_reads, &S::n_posix_reads,         &S::n_unaligned_reads, &S::n_reads_err};
+constexpr GpuDirFields kGpuWrite{
+    &S::writes_bytes,   &S::write_bw_bytes_per_sec, &S::write_utilization,  &S::write_duration_us,
+    &S::n_total_writes, &S::n_posix_writes,         &S::n_unaligned_writes, &S::n_writes_err};
+
+void FillGpuDir(const GpuTotals &x, const GpuDirFields &f, CUfilePerGpuStats_t *out) {
+  const uint64_t window = x.last_ns > x.first_ns ? x.last_ns - x.first_ns : 0;
+  out->*f.bytes = x.bytes;
+  out->*f.bw = PerSecond(x.bytes, x.first_ns, x.last_ns);
+  out->*f.util = window ? std::min<uint64_t>(100, x.busy_ns * 100 / window) : 0;
+  out->*f.duration_us = x.busy_ns / 1000;
+  out->*f.total = x.ops;
+  out->*f.posix = x.posix;
+  out->*f.unaligned = x.unaligned;
+  out->*f.errors = x.errors;
+}
+
 void FillGpu(const Totals &t, int g, CUfilePerGpuStats_t *out) {
   std::memset(out, 0, sizeof *out);
   if (t.uuid_set[g]) std::memcpy(out->uuid, t.uuid[g], sizeof out->uuid);
-  const GpuTotals &r = t.gpu[g][0];
-  const GpuTotals &w = t.gpu[g][1];
-  auto util = [](const GpuTotals &x) -> uint64_t {
-    const uint64_t window = x.last_ns > x.first_ns ? x.last_ns - x.first_ns : 0;
-    return window ? std::min<uint64_t>(100, x.busy_ns * 100 / window) : 0;
-  };
-  out->read_bytes = r.bytes;
-  out->read_bw_bytes_per_sec = PerSecond(r.bytes, r.first_ns, r.last_ns);
-  out->read_utilization = util(r);
-  out->read_duration_us = r.busy_ns / 1000;
-  out->n_total_reads = r.ops;
-  out->n_posix_reads = r.posix;
-  out->n_unaligned_reads = r.unaligned;
-  out->n_reads_err = r.errors;
-  out->writes_bytes = w.bytes;
-  out->write_bw_bytes_per_sec = PerSecond(w.bytes, w.first_ns, w.last_ns);
-  out->write_utilization = util(w);
-  out->write_duration_us = w.busy_ns / 1000;
-  out->n_total_writes = w.ops;
-  out->n_posix_writes = w.posix;
-  out->n_unaligned_writes = w.unaligned;
-  out->n_writes_err = w.errors;
+  FillGpuDir(t.gpu[g][0], kGpuRead, out);
+  FillGpuDir(t.gpu[g][1], kGpuWrite, out);
   out->reg_bytes = t.reg_bytes[g];
 }
 
