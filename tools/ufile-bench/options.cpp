@@ -46,7 +46,7 @@ const char kUsage[] =
     "                  (--compare: default 1G; single rows: instead of inside the timed runs)\n"
     "  --json-file PATH     also append each row as JSON to PATH\n"
     "  --thread-cpu    after each run, its CPU seconds by thread name on stderr\n"
-    "  --devio K=V,...      device/device-chase knobs (docs/BENCHMARKS.md)\n";
+    "  --devio K=V,...      device/device-chase knobs (docs/DEVICE_IO.md)\n";
 
 enum LongOnly { kCold = 1000, kODirect, kCompare, kLib, kVerifyBytes, kJsonFile, kDevio, kThreadCpu };
 
