@@ -2,7 +2,8 @@
 // cuFileGetParameter* / cuFileSetParameter*: setters stage a value for the
 // next open (CU_FILE_DRIVER_ALREADY_OPEN while open); getters read the running
 // Config while open and the staged view (LoadConfig() + staged values) before.
-// Ranges and the parameter -> key mapping live in base/params.cpp.
+// Ranges and the parameter -> key mapping live in the key table,
+// base/config_keys.cpp.
 #include <cufile.h>
 
 #include <algorithm>

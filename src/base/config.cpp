@@ -1,213 +1,83 @@
 // SPDX-License-Identifier: Apache-2.0
-// Config loading: cufile.json layers and the environment overrides.
-// Every key of NVIDIA's cufile.json is in kKeys: applied to a Config field,
-// or recorded as inert (it needs nvidia-fs), or both. A bad value is logged
-// with its dotted key and skipped; a bad file is logged and skipped whole.
-// docs/CONFIG.md is the user-facing description of every key here.
+// Config loading: cufile.json layers and the environment overrides, both
+// driven by the key table (base/config_keys.h): a key is applied to its
+// Config field, or recorded as inert (it needs nvidia-fs), or both. A bad
+// value is logged with its dotted key and skipped; a bad file is logged and
+// skipped whole.
 #include "base/config.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <unordered_set>
+#include <variant>
 #include <vector>
 
+#include "base/config_keys.h"
 #include "base/log.h"
-#include "base/params.h"
 
 namespace ufile {
 namespace {
 
 using json = nlohmann::json;
-using Applier = bool (*)(Config &, const json &, std::string *why);
 
-// --- appliers: one value, checked, into one Config field --------------------
-
-template <bool Config::*F>
-bool SetBool(Config &c, const json &v, std::string *why) {
-  if (!v.is_boolean()) {
-    *why = "expected true or false";
-    return false;
+// Whether text is one of row.choices (any text where it has none).
+bool IsChoice(const ConfigKey &row, const std::string &text) {
+  if (!row.choices) return true;
+  std::string_view rest = row.choices;
+  while (!rest.empty()) {
+    const size_t comma = rest.find(", ");
+    if (rest.substr(0, comma) == text) return true;
+    rest = comma == std::string_view::npos ? "" : rest.substr(comma + 2);
   }
-  c.*F = v.get<bool>();
-  return true;
-}
-
-template <size_t Config::*F, CUFileSizeTConfigParameter_t P>
-bool SetSize(Config &c, const json &v, std::string *why) {
-  if (!v.is_number_unsigned()) {
-    *why = "expected a non-negative integer";
-    return false;
-  }
-  size_t n = v.get<size_t>();
-  if (!CheckSizeTParam(P, n, why)) return false;
-  c.*F = n;
-  return true;
-}
-
-bool SetLevel(Config &c, const json &v, std::string *why) {
-  if (v.is_string() && ParseLogLevel(v.get<std::string>(), &c.log_level)) return true;
-  *why = "expected one of NOTICE, ERROR, WARN, INFO, DEBUG, TRACE";
   return false;
 }
 
-bool SetLogDir(Config &c, const json &v, std::string *why) {
-  if (!v.is_string()) {
-    *why = "expected a directory path string";
+// Sets row's field from v, or says why not. Rows without a field and the
+// slab arrays (applied together, by ApplySlabs) never come here.
+bool ApplyValue(Config &c, const ConfigKey &row, const json &v, std::string *why) {
+  const ConfigField &f = row.field;
+  if (auto *b = std::get_if<bool Config::*>(&f)) {
+    if (!v.is_boolean()) {
+      *why = "expected true or false";
+      return false;
+    }
+    c.*(*b) = v.get<bool>();
+    return true;
+  }
+  if (auto *n = std::get_if<size_t Config::*>(&f)) {
+    if (!v.is_number_unsigned()) {
+      *why = "expected a non-negative integer";
+      return false;
+    }
+    const size_t value = v.get<size_t>();
+    if (!CheckKeyValue(row, value, why)) return false;
+    c.*(*n) = value;
+    return true;
+  }
+  if (auto *s = std::get_if<std::string Config::*>(&f)) {
+    if (!v.is_string() || !IsChoice(row, v.get<std::string>())) {
+      *why = row.choices ? std::string("expected one of ") + row.choices
+                         : "expected a directory path string";
+      return false;
+    }
+    c.*(*s) = v.get<std::string>();
+    return true;
+  }
+  if (auto *l = std::get_if<LogLevel Config::*>(&f)) {
+    if (v.is_string() && ParseLogLevel(v.get<std::string>(), &(c.*(*l)))) return true;
+    *why = "expected one of NOTICE, ERROR, WARN, INFO, DEBUG, TRACE";
     return false;
   }
-  c.log_dir = v.get<std::string>();
-  return true;
-}
-
-bool SetIoPriority(Config &c, const json &v, std::string *why) {
-  static const char *const kValues[] = {"default", "low", "med", "high"};
-  if (v.is_string()) {
-    for (const char *ok : kValues)
-      if (v.get<std::string>() == ok) {
-        c.io_priority = ok;
-        return true;
-      }
-  }
-  *why = "expected one of default, low, med, high";
-  return false;
-}
-
-std::string Lower(std::string text) {
-  for (char &c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return text;
-}
-
-bool ParseEngine(const std::string &raw, EngineKind *engine) {
-  const std::string text = Lower(raw);  // any case, as booleans and log levels
-  if (text == "auto")
-    *engine = EngineKind::kAuto;
-  else if (text == "io_uring")
-    *engine = EngineKind::kIoUring;
-  else if (text == "thread_pool")
-    *engine = EngineKind::kThreadPool;
-  else
+  if (auto *e = std::get_if<EngineKind Config::*>(&f)) {
+    if (v.is_string() && ParseEngineKind(v.get<std::string>(), &(c.*(*e)))) return true;
+    *why = "expected one of auto, io_uring, thread_pool";
     return false;
-  return true;
-}
-
-bool SetEngine(Config &c, const json &v, std::string *why) {
-  if (v.is_string() && ParseEngine(v.get<std::string>(), &c.engine)) return true;
-  *why = "expected one of auto, io_uring, thread_pool";
+  }
   return false;
-}
-
-// --- the key table -----------------------------------------------------------
-
-enum KeyFlags : unsigned {
-  kInert = 1,      // means nothing without nvidia-fs: listed in Config::inert_keys
-  kSlabSizes = 2,  // the two slab arrays are checked together, after the walk
-  kSlabCounts = 4,
-};
-
-struct KeySpec {
-  const char *key;
-  Applier apply;  // nullptr: no Config field (inert keys only)
-  unsigned flags;
-};
-
-#define UFILE_SIZE_KEY(key, field, param) \
-  { key, SetSize<&Config::field, param>, 0 }
-#define UFILE_BOOL_KEY(key, field, flags) \
-  { key, SetBool<&Config::field>, flags }
-
-const KeySpec kKeys[] = {
-    {"logging.dir", SetLogDir, 0},
-    {"logging.level", SetLevel, 0},
-    UFILE_BOOL_KEY("profile.nvtx", nvtx, 0),
-    UFILE_SIZE_KEY("profile.cufile_stats", stats_level, CUFILE_PARAM_PROFILE_STATS),
-    UFILE_SIZE_KEY("execution.max_io_queue_depth", max_io_queue_depth,
-                   CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH),
-    UFILE_SIZE_KEY("execution.max_io_threads", max_io_threads,
-                   CUFILE_PARAM_EXECUTION_MAX_IO_THREADS),
-    UFILE_BOOL_KEY("execution.parallel_io", parallel_io, 0),
-    UFILE_SIZE_KEY("execution.min_io_threshold_size_kb", min_io_threshold_size_kb,
-                   CUFILE_PARAM_EXECUTION_MIN_IO_THRESHOLD_SIZE_KB),
-    UFILE_SIZE_KEY("execution.max_request_parallelism", max_request_parallelism,
-                   CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM),
-    UFILE_SIZE_KEY("properties.max_direct_io_size_kb", max_direct_io_size_kb,
-                   CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB),
-    UFILE_SIZE_KEY("properties.max_device_cache_size_kb", max_device_cache_size_kb,
-                   CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB),
-    UFILE_SIZE_KEY("properties.per_buffer_cache_size_kb", per_buffer_cache_size_kb,
-                   CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB),
-    UFILE_SIZE_KEY("properties.max_device_pinned_mem_size_kb", max_device_pinned_mem_size_kb,
-                   CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB),
-    {"properties.posix_pool_slab_size_kb", nullptr, kSlabSizes},
-    {"properties.posix_pool_slab_count", nullptr, kSlabCounts},
-    UFILE_BOOL_KEY("properties.use_poll_mode", use_poll_mode, 0),
-    UFILE_SIZE_KEY("properties.poll_mode_max_size_kb", poll_mode_max_size_kb,
-                   CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB),
-    UFILE_BOOL_KEY("properties.use_pci_p2pdma", use_pci_p2pdma, kInert),
-    UFILE_BOOL_KEY("properties.allow_compat_mode", allow_compat_mode, 0),
-    UFILE_BOOL_KEY("properties.force_compat_mode", force_compat_mode, 0),
-    UFILE_BOOL_KEY("properties.allow_system_memory", allow_system_memory, 0),
-    UFILE_BOOL_KEY("properties.gds_rdma_write_support", gds_rdma_write_support, kInert),
-    UFILE_SIZE_KEY("properties.io_batchsize", io_batchsize, CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE),
-    UFILE_SIZE_KEY("properties.batch_io_timeout_msecs", batch_io_timeout_ms,
-                   CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS),
-    {"properties.io_priority", SetIoPriority, kInert},
-    UFILE_BOOL_KEY("properties.prefer_io_uring", prefer_io_uring, 0),
-    UFILE_BOOL_KEY("properties.force_odirect_mode", force_odirect_mode, 0),
-    UFILE_BOOL_KEY("properties.skip_topology_detection", skip_topology_detection, 0),
-    UFILE_BOOL_KEY("properties.stream_memops_bypass", stream_memops_bypass, 0),
-    {"properties.rdma_dev_addr_list", nullptr, kInert},
-    {"properties.rdma_load_balancing_policy", nullptr, kInert},
-    {"properties.rdma_dc_key", nullptr, kInert},
-    {"properties.rdma_access_mask", nullptr, kInert},
-    {"properties.rdma_dynamic_routing", nullptr, kInert},
-    {"properties.rdma_dynamic_routing_order", nullptr, kInert},
-    UFILE_BOOL_KEY("fs.generic.posix_unaligned_writes", posix_unaligned_writes, 0),
-    {"fs.beegfs.posix_gds_min_kb", nullptr, kInert},
-    {"fs.beegfs.rdma_dev_addr_list", nullptr, kInert},
-    {"fs.beegfs.mount_table", nullptr, kInert},
-    {"fs.lustre.posix_gds_min_kb", nullptr, kInert},
-    {"fs.lustre.rdma_dev_addr_list", nullptr, kInert},
-    {"fs.lustre.mount_table", nullptr, kInert},
-    {"fs.nfs.rdma_dev_addr_list", nullptr, kInert},
-    {"fs.nfs.mount_table", nullptr, kInert},
-    {"fs.gpfs.gds_write_support", nullptr, kInert},
-    {"fs.gpfs.gds_async_support", nullptr, kInert},
-    {"fs.gpfs.rdma_dev_addr_list", nullptr, kInert},
-    {"fs.gpfs.mount_table", nullptr, kInert},
-    {"fs.weka.rdma_write_support", nullptr, kInert},
-    {"denylist.drivers", nullptr, kInert},
-    {"denylist.devices", nullptr, kInert},
-    {"denylist.mounts", nullptr, kInert},
-    {"denylist.filesystems", nullptr, kInert},
-    UFILE_BOOL_KEY("miscellaneous.api_check_aggressive", api_check_aggressive, 0),
-    {"ufile.engine", SetEngine, 0},
-    UFILE_BOOL_KEY("ufile.io_uring_fixed_buffers", io_uring_fixed_buffers, 0),
-    UFILE_BOOL_KEY("ufile.io_uring_fixed_files", io_uring_fixed_files, 0),
-    UFILE_BOOL_KEY("ufile.page_cache_reads", page_cache_reads, 0),
-    UFILE_BOOL_KEY("ufile.prepare_at_open", prepare_at_open, 0),
-};
-
-#undef UFILE_SIZE_KEY
-#undef UFILE_BOOL_KEY
-
-const char *const kSections[] = {
-    "logging",   "profile", "execution", "properties", "fs",       "fs.generic",    "fs.beegfs",
-    "fs.lustre", "fs.nfs",  "fs.gpfs",   "fs.weka",    "denylist", "miscellaneous", "ufile"};
-
-const KeySpec *FindKey(const std::string &dotted) {
-  for (const KeySpec &k : kKeys)
-    if (dotted == k.key) return &k;
-  return nullptr;
-}
-
-bool IsSection(const std::string &dotted) {
-  return std::any_of(std::begin(kSections), std::end(kSections),
-                     [&](const char *s) { return dotted == s; });
 }
 
 void AddUnique(std::vector<std::string> &list, const std::string &item) {
@@ -265,8 +135,8 @@ struct Walk {
   Config &cfg;
   ConfigSource source;
   const std::string &origin;
-  const json *slab_sizes = nullptr;
-  const json *slab_counts = nullptr;
+  const json *slab_sizes = nullptr;   // properties.posix_pool_slab_size_kb
+  const json *slab_counts = nullptr;  // properties.posix_pool_slab_count
   // cfg.unknown_keys as a set: a file of a million unknown keys is linear.
   std::unordered_set<std::string> unknown_seen;
   size_t unknown_logged = 0;  // WARN lines for unknown keys of this file
@@ -276,19 +146,21 @@ struct Walk {
 // the rest one line at the end of the file.
 constexpr size_t kMaxUnknownLogged = 16;
 
-void ApplyKey(Walk &w, const KeySpec &spec, const json &v) {
-  if (spec.flags & kSlabSizes) w.slab_sizes = &v;
-  if (spec.flags & kSlabCounts) w.slab_counts = &v;
-  if (spec.flags & kInert) {
-    AddUnique(w.cfg.inert_keys, spec.key);
-    UFILE_LOG_DEBUG("%s: %s accepted, inert (needs nvidia-fs)", w.origin.c_str(), spec.key);
+void ApplyKey(Walk &w, const ConfigKey &row, const json &v) {
+  if (auto *f = std::get_if<std::vector<size_t> Config::*>(&row.field))
+    (*f == &Config::posix_pool_slab_size_kb ? w.slab_sizes : w.slab_counts) = &v;
+  if (row.inert) {
+    AddUnique(w.cfg.inert_keys, row.key);
+    UFILE_LOG_DEBUG("%s: %s accepted, inert (needs nvidia-fs)", w.origin.c_str(), row.key);
   }
-  if (!spec.apply) return;
+  if (std::holds_alternative<std::monostate>(row.field) ||
+      std::holds_alternative<std::vector<size_t> Config::*>(row.field))
+    return;
   std::string why;
-  if (spec.apply(w.cfg, v, &why)) {
-    w.cfg.sources[spec.key] = w.source;
+  if (ApplyValue(w.cfg, row, v, &why)) {
+    w.cfg.sources[row.key] = w.source;
   } else {
-    UFILE_LOG_ERROR("%s: %s = %s: %s; value left as it was", w.origin.c_str(), spec.key,
+    UFILE_LOG_ERROR("%s: %s = %s: %s; value left as it was", w.origin.c_str(), row.key,
                     Brief(v).c_str(), why.c_str());
   }
 }
@@ -296,9 +168,9 @@ void ApplyKey(Walk &w, const KeySpec &spec, const json &v) {
 void ApplyObject(Walk &w, const json &obj, const std::string &prefix) {
   for (const auto &[name, value] : obj.items()) {
     std::string dotted = prefix.empty() ? name : prefix + "." + name;
-    if (const KeySpec *spec = FindKey(dotted)) {
-      ApplyKey(w, *spec, value);
-    } else if (IsSection(dotted)) {
+    if (const ConfigKey *row = FindJsonKey(dotted)) {
+      ApplyKey(w, *row, value);
+    } else if (IsConfigSection(dotted)) {
       if (value.is_object())
         ApplyObject(w, value, dotted);
       else
@@ -313,8 +185,7 @@ void ApplyObject(Walk &w, const json &obj, const std::string &prefix) {
 }
 
 // Reads a slab array; on error names its key and returns false.
-bool ReadSlabArray(const Walk &w, const char *key, const json &v, bool sizes,
-                   std::vector<size_t> *out) {
+bool ReadSlabArray(const Walk &w, const ConfigKey &row, const json &v, std::vector<size_t> *out) {
   std::string why;
   bool ok = v.is_array();
   if (!ok) why = "expected an array of non-negative integers";
@@ -326,9 +197,9 @@ bool ReadSlabArray(const Walk &w, const char *key, const json &v, bool sizes,
       out->push_back(v[i].get<size_t>());
     }
   }
-  if (ok) ok = sizes ? CheckSlabSizes(*out, &why) : CheckSlabCounts(*out, &why);
+  if (ok) ok = CheckKeyArray(row, *out, &why);
   if (!ok)
-    UFILE_LOG_ERROR("%s: %s = %s: %s; slab arrays left as they were", w.origin.c_str(), key,
+    UFILE_LOG_ERROR("%s: %s = %s: %s; slab arrays left as they were", w.origin.c_str(), row.key,
                     Brief(v).c_str(), why.c_str());
   return ok;
 }
@@ -336,28 +207,28 @@ bool ReadSlabArray(const Walk &w, const char *key, const json &v, bool sizes,
 // The slab arrays pair up entry by entry, so they are applied together: a
 // file may give one of them only if its length matches the other's.
 void ApplySlabs(Walk &w) {
-  static const char *const kSizesKey = "properties.posix_pool_slab_size_kb";
-  static const char *const kCountsKey = "properties.posix_pool_slab_count";
   if (!w.slab_sizes && !w.slab_counts) return;
+  const ConfigKey &sizes_row = *FindFieldKey(&Config::posix_pool_slab_size_kb);
+  const ConfigKey &counts_row = *FindFieldKey(&Config::posix_pool_slab_count);
   std::vector<size_t> sizes = w.cfg.posix_pool_slab_size_kb;
   std::vector<size_t> counts = w.cfg.posix_pool_slab_count;
   if (w.slab_sizes) {
     sizes.clear();
-    if (!ReadSlabArray(w, kSizesKey, *w.slab_sizes, true, &sizes)) return;
+    if (!ReadSlabArray(w, sizes_row, *w.slab_sizes, &sizes)) return;
   }
   if (w.slab_counts) {
     counts.clear();
-    if (!ReadSlabArray(w, kCountsKey, *w.slab_counts, false, &counts)) return;
+    if (!ReadSlabArray(w, counts_row, *w.slab_counts, &counts)) return;
   }
   if (sizes.size() != counts.size()) {
     UFILE_LOG_ERROR("%s: %s has %zu entries but %s has %zu; slab arrays left as they were",
-                    w.origin.c_str(), kSizesKey, sizes.size(), kCountsKey, counts.size());
+                    w.origin.c_str(), sizes_row.key, sizes.size(), counts_row.key, counts.size());
     return;
   }
   w.cfg.posix_pool_slab_size_kb = std::move(sizes);
   w.cfg.posix_pool_slab_count = std::move(counts);
-  if (w.slab_sizes) w.cfg.sources[kSizesKey] = w.source;
-  if (w.slab_counts) w.cfg.sources[kCountsKey] = w.source;
+  if (w.slab_sizes) w.cfg.sources[sizes_row.key] = w.source;
+  if (w.slab_counts) w.cfg.sources[counts_row.key] = w.source;
 }
 
 // --- environment ------------------------------------------------------------
@@ -368,7 +239,8 @@ const char *GetEnv(const char *name) {
 }
 
 bool ParseBool(const std::string &raw, bool *value) {
-  std::string text = Lower(raw);
+  std::string text = raw;
+  for (char &c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (text == "true" || text == "1" || text == "yes" || text == "on")
     *value = true;
   else if (text == "false" || text == "0" || text == "no" || text == "off")
@@ -376,6 +248,27 @@ bool ParseBool(const std::string &raw, bool *value) {
   else
     return false;
   return true;
+}
+
+// Sets row's field from its environment variable's value v; logs and
+// returns false if v does not parse.
+bool ApplyEnvValue(Config &cfg, const ConfigKey &row, const char *v) {
+  const ConfigField &f = row.field;
+  if (auto *s = std::get_if<std::string Config::*>(&f)) {
+    cfg.*(*s) = v;
+    return true;
+  }
+  if (auto *l = std::get_if<LogLevel Config::*>(&f)) {
+    if (ParseLogLevel(v, &(cfg.*(*l)))) return true;
+    UFILE_LOG_ERROR("config: %s=%s is not a log level; ignored", row.env, v);
+  } else if (auto *b = std::get_if<bool Config::*>(&f)) {
+    if (ParseBool(v, &(cfg.*(*b)))) return true;
+    UFILE_LOG_ERROR("config: %s=%s is not true or false; ignored", row.env, v);
+  } else if (auto *e = std::get_if<EngineKind Config::*>(&f)) {
+    if (ParseEngineKind(v, &(cfg.*(*e)))) return true;
+    UFILE_LOG_ERROR("config: %s=%s is not auto, io_uring or thread_pool; ignored", row.env, v);
+  }
+  return false;
 }
 
 }  // namespace
@@ -405,94 +298,10 @@ bool ApplyJsonConfig(Config &cfg, const std::string &text, ConfigSource source,
 }
 
 void ApplyEnvironment(Config &cfg) {
-  if (const char *v = GetEnv("CUFILE_LOGGING_LEVEL")) {
-    if (ParseLogLevel(v, &cfg.log_level))
-      cfg.sources["logging.level"] = ConfigSource::kEnvironment;
-    else
-      UFILE_LOG_ERROR("config: CUFILE_LOGGING_LEVEL=%s is not a log level; ignored", v);
+  for (const ConfigKey &row : ConfigKeys()) {
+    const char *v = row.env ? GetEnv(row.env) : nullptr;
+    if (v && ApplyEnvValue(cfg, row, v)) cfg.sources[row.key] = ConfigSource::kEnvironment;
   }
-  if (const char *v = GetEnv("CUFILE_LOGFILE_PATH")) {
-    cfg.log_file_path = v;
-    cfg.sources["logging.file_path"] = ConfigSource::kEnvironment;
-  }
-  static const struct {
-    const char *name;
-    const char *key;
-    bool Config::*field;
-  } kBools[] = {
-      {"CUFILE_FORCE_COMPAT_MODE", "properties.force_compat_mode", &Config::force_compat_mode},
-      {"CUFILE_ALLOW_COMPAT_MODE", "properties.allow_compat_mode", &Config::allow_compat_mode},
-      {"CUFILE_USE_PCIP2PDMA", "properties.use_pci_p2pdma", &Config::use_pci_p2pdma},
-      {"CUFILE_SKIP_TOPOLOGY_DETECTION", "properties.skip_topology_detection",
-       &Config::skip_topology_detection},
-      {"UFILE_IO_URING_FIXED_BUFFERS", "ufile.io_uring_fixed_buffers",
-       &Config::io_uring_fixed_buffers},
-      {"UFILE_IO_URING_FIXED_FILES", "ufile.io_uring_fixed_files", &Config::io_uring_fixed_files},
-      {"UFILE_PAGE_CACHE_READS", "ufile.page_cache_reads", &Config::page_cache_reads},
-      {"UFILE_PREPARE_AT_OPEN", "ufile.prepare_at_open", &Config::prepare_at_open},
-  };
-  for (const auto &b : kBools) {
-    const char *v = GetEnv(b.name);
-    if (!v) continue;
-    if (ParseBool(v, &(cfg.*b.field)))
-      cfg.sources[b.key] = ConfigSource::kEnvironment;
-    else
-      UFILE_LOG_ERROR("config: %s=%s is not true or false; ignored", b.name, v);
-  }
-  if (const char *v = GetEnv("UFILE_ENGINE")) {
-    if (ParseEngine(v, &cfg.engine))
-      cfg.sources["ufile.engine"] = ConfigSource::kEnvironment;
-    else
-      UFILE_LOG_ERROR("config: UFILE_ENGINE=%s is not auto, io_uring or thread_pool; ignored", v);
-  }
-}
-
-const char *LogLevelName(LogLevel level) {
-  switch (level) {
-    case LogLevel::kNotice:
-      return "NOTICE";
-    case LogLevel::kError:
-      return "ERROR";
-    case LogLevel::kWarn:
-      return "WARN";
-    case LogLevel::kInfo:
-      return "INFO";
-    case LogLevel::kDebug:
-      return "DEBUG";
-    case LogLevel::kTrace:
-      return "TRACE";
-  }
-  return "UNKNOWN";
-}
-
-bool ParseLogLevel(const std::string &text, LogLevel *level) {
-  std::string upper = text;
-  for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "WARNING") upper = "WARN";
-  for (int i = 0; i <= static_cast<int>(LogLevel::kTrace); ++i) {
-    LogLevel candidate = static_cast<LogLevel>(i);
-    if (upper == LogLevelName(candidate)) {
-      *level = candidate;
-      return true;
-    }
-  }
-  return false;
-}
-
-const char *ConfigSourceName(ConfigSource source) {
-  switch (source) {
-    case ConfigSource::kDefault:
-      return "default";
-    case ConfigSource::kSystemJson:
-      return "system_json";
-    case ConfigSource::kEnvJson:
-      return "env_json";
-    case ConfigSource::kEnvironment:
-      return "environment";
-    case ConfigSource::kApi:
-      return "api";
-  }
-  return "unknown";
 }
 
 }  // namespace ufile

@@ -5,6 +5,8 @@
 // values staged with cuFileSetParameter* before the driver opens.
 // Loading never fails: a bad file, key or value is logged (naming the key)
 // and the lower layer's value stays.
+// Each key's JSON name, cuFile parameter, range and environment variable
+// are in one table, base/config_keys.h.
 // Thread-safety: a Config is a value; the driver keeps one immutable copy
 // while open.
 #pragma once
@@ -116,8 +118,12 @@ void ForgetLoadedConfig();
 // keys count as unset (see base/config_vendor.cpp for why).
 void DropVendorGeometryDefaults(Config &cfg);
 
+// Names as configuration files and ufile-check spell them (base/config_names.cpp).
+// The parsers take any case; ParseLogLevel also takes WARNING for WARN.
 const char *LogLevelName(LogLevel level);
 bool ParseLogLevel(const std::string &text, LogLevel *level);
 const char *ConfigSourceName(ConfigSource source);
+const char *EngineKindName(EngineKind engine);
+bool ParseEngineKind(const std::string &text, EngineKind *engine);
 
 }  // namespace ufile

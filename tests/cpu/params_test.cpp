@@ -34,7 +34,8 @@ struct SizeCase {
   size_t def, min, max, step, sample;
 };
 
-// The documented table (docs/CONFIG.md); base/params.cpp must agree.
+// The documented values (docs/CONFIG.md), written out here apart from the key
+// table (base/config_keys.cpp), so that a wrong row there fails.
 const SizeCase kSizes[] = {
     {CUFILE_PARAM_PROFILE_STATS, "profile.cufile_stats", 0, 0, 3, 1, 2},
     {CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, "execution.max_io_queue_depth", 128, 1, 32768, 1,
