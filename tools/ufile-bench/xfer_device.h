@@ -6,7 +6,7 @@
 // threads). Reads of 64 KiB or less also get a queue-depth-1 latency row.
 // -x device-chase: the dependent-offset walk (each next offset is computed
 // from the node just read), device-driven against the host-driven loop.
-// Knobs: --devio KEY=VALUE,... (docs/BENCHMARKS.md lists them). Every row
+// Knobs: --devio KEY=VALUE,... (docs/DEVICE_IO.md lists them). Every row
 // reports the CPU cores the process used while it ran (SQPOLL threads,
 // proxy workers and the helper included).
 // Thread-safety: main thread only.
