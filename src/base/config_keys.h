@@ -5,7 +5,7 @@
 // it is inert and how ufile-check prints it. The JSON loader
 // (base/config.cpp), the environment overrides, the parameter getters and
 // setters (base/params.cpp) and ufile-check read it; docs/CONFIG.md
-// describes the same keys (tests/cpu/config_doc_test.cpp compares them).
+// describes the same keys (tests/cpu/config_keys_test.cpp compares them).
 // Thread-safety: the table is immutable.
 #pragma once
 
