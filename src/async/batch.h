@@ -7,7 +7,7 @@
 // entries at a time (a submission is cut into about one group per pool
 // thread) and runs it (async/batch_group.h): small entries together, one
 // engine submission and one GPU copy for the group, large ones through
-// ExecuteIo. So a batch uses no thread of its own and its entries run in
+// RunIo. So a batch uses no thread of its own and its entries run in
 // parallel. Cancel reaches entries claimed but not started.
 // A slot is used from submission until its event is reported; at most the
 // set-up size are used at once.

@@ -11,7 +11,7 @@
 //   - device-memory reads: one GPU gather from the staging slots to the
 //     users' buffers.
 // Large entries, user-space file systems and O_DIRECT entries that are not
-// block-aligned run through ExecuteIo one by one, as before.
+// block-aligned run through RunIo one by one, as cuFileRead would run them.
 // Thread-safety: RunGroup may run on any number of threads at once.
 #pragma once
 

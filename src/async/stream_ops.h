@@ -9,7 +9,7 @@
 //   3. cuStreamWriteValue32(reach = 2): the stream has passed it.
 // ufile's stream watcher (async/stream_watcher.h) sees 1, hands the I/O to
 // a stream executor thread (async/stream_executor.h), which reads the
-// parameters not fixed by registration, runs the I/O through ExecuteIo
+// parameters not fixed by registration, runs the I/O through RunIo
 // (spread over the I/O pool and its copy lanes, as a synchronous call of
 // that size would be), stores *bytes_p and sets go. The watcher sees 2 and retires the operation
 // (frees the slot, drops the driver guard). No CUDA host function is used:
