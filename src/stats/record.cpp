@@ -58,6 +58,10 @@ void RecordGpu(Shard &s, int device, bool write, bool ok, uint64_t bytes, bool p
     seg->header.num_gpus.store(static_cast<uint32_t>(device) + 1, kRelaxed);
 }
 
+// Registered GPU buffers (base -> device, length) for the reg_bytes gauges.
+std::mutex g_reg_mu;
+std::map<const void *, std::pair<int, uint64_t>> g_registered;  // guarded by g_reg_mu
+
 }  // namespace
 
 void RecordIo(const observe::IoSample &io) {
@@ -76,14 +80,6 @@ void RecordIo(const observe::IoSample &io) {
   if (level >= 3)
     RecordGpu(*s, io.device, io.write, io.ok, io.bytes, io.posix, io.unaligned, io.t0, io.t1);
 }
-
-namespace {
-
-// Registered GPU buffers (base -> device, length) for the reg_bytes gauges.
-std::mutex g_reg_mu;
-std::map<const void *, std::pair<int, uint64_t>> g_registered;  // guarded by g_reg_mu
-
-}  // namespace
 
 void CountOpSlow(Op op, bool ok) {
   if (Shard *s = MyShard()) Add(s->ops[op][ok ? 0 : 1], 1);
