@@ -61,8 +61,8 @@ struct PreparedIo {
 Result<PreparedIo> PrepareIo(const char *fn, Runtime &rt, const IoArgs &a);
 
 // The API call a request came from: names its NVTX range. Only cuFileRead
-// and cuFileWrite are counted per request (a batch and a stream operation
-// count through their own statistics).
+// and cuFileWrite are counted per request: a batch counts its entries
+// through its own statistics, and stream operations are not counted.
 enum class IoOrigin { kSync, kBatch, kStream };
 
 // ExecuteIo, observed: the USDT start and done probes, the NVTX range of
