@@ -6,7 +6,7 @@
 
 #include <cerrno>
 
-namespace ufile::devio {
+namespace ufile {
 namespace {
 
 UringCalls g_calls = {RealSetup, RealEnter, RealRegister};
@@ -32,4 +32,4 @@ const UringCalls &Uring() { return g_calls; }
 UringSeam::UringSeam(const UringCalls &calls) : prev_(g_calls) { g_calls = calls; }
 UringSeam::~UringSeam() { g_calls = prev_; }
 
-}  // namespace ufile::devio
+}  // namespace ufile

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-namespace ufile::devio {
+namespace ufile {
 
 struct RawSqOffsets {
   uint32_t head, tail, ring_mask, ring_entries, flags, dropped, array, resv1;
@@ -74,4 +74,4 @@ int RealSetup(unsigned entries, RawParams *p);
 int RealEnter(int fd, unsigned to_submit, unsigned min_complete, unsigned flags);
 int RealRegister(int fd, unsigned opcode, const void *arg, unsigned nr_args);
 
-}  // namespace ufile::devio
+}  // namespace ufile

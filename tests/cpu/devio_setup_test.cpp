@@ -141,12 +141,12 @@ TEST_F(DevioSetup, AutoPicksWhatProbeSays) {
 }
 
 // The kernel refuses the rings (seccomp's EPERM, an old kernel's EINVAL).
-int RefuseSetup(unsigned, devio::RawParams *) { return -EPERM; }
-int OldKernelSetup(unsigned, devio::RawParams *) { return -EINVAL; }
+int RefuseSetup(unsigned, RawParams *) { return -EPERM; }
+int OldKernelSetup(unsigned, RawParams *) { return -EINVAL; }
 
 TEST_F(DevioSetup, RefusedRingsFallBackToTheProxy) {
   for (auto setup : {RefuseSetup, OldKernelSetup}) {
-    devio::UringSeam seam({setup, devio::RealEnter, devio::RealRegister});
+    UringSeam seam({setup, RealEnter, RealRegister});
     char why[256] = {};
     EXPECT_EQ(ufile_devio_probe(why, sizeof why), UFILE_DEVIO_PATH_PROXY);
     EXPECT_NE(std::string(why).find("io_uring_setup"), std::string::npos) << why;
@@ -162,13 +162,13 @@ TEST_F(DevioSetup, RefusedRingsFallBackToTheProxy) {
 }
 
 int RefuseFiles(int fd, unsigned op, const void *arg, unsigned n) {
-  return op == devio::kRegisterFiles ? -ENOMEM : devio::RealRegister(fd, op, arg, n);
+  return op == kRegisterFiles ? -ENOMEM : RealRegister(fd, op, arg, n);
 }
 
 TEST_F(DevioSetup, RefusedFileRegistrationFallsBackToTheProxy) {
   std::string why;
   if (!NoCpuAvailable(&why)) GTEST_SKIP() << "no-CPU path unavailable here: " << why;
-  devio::UringSeam seam({devio::RealSetup, devio::RealEnter, RefuseFiles});
+  UringSeam seam({RealSetup, RealEnter, RefuseFiles});
   CUfileHandle_t h = file_.handle();
   ufile_devio_params_t p = HostParams(UFILE_DEVIO_PATH_AUTO);
   DeviceQueues q;
