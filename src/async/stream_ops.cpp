@@ -104,12 +104,13 @@ IoArgs ArgsNow(const StreamIoArgs &a, unsigned flags, const Fixed &f) {
 }
 
 // The request as of now (once the stream has reached the operation), checked
-// as cuFileRead/Write checks it, after the page-alignment promise.
+// as cuFileRead/Write checks it, after the page-alignment promise. access:
+// kChecked when submission checked it just before on this thread.
 Result<IoRequest> PrepareNow(const StreamIoArgs &a, unsigned flags, const Fixed &f, Runtime &rt,
-                             FileHandle &file) {
+                             FileHandle &file, Access access) {
   const IoArgs io = ArgsNow(a, flags, f);
   UFILE_RETURN_IF_ERROR(CheckAligned(a.fn, flags, io.size, io.file_off, io.buf_off));
-  return PrepareIo(a.fn, rt, file, io);
+  return PrepareIo(a.fn, rt, file, io, access);
 }
 
 // One enqueued operation. Its flag slot holds two words: go (host -> GPU,
@@ -157,7 +158,9 @@ void RunOp(StreamOp *op) noexcept {
   ssize_t result = 0;
   try {
     Runtime &rt = op->guard.runtime();
-    Result<IoRequest> req = PrepareNow(op->args, op->flags, op->fixed, rt, *op->file);
+    // The descriptor may have changed since submission: checked again.
+    Result<IoRequest> req =
+        PrepareNow(op->args, op->flags, op->fixed, rt, *op->file, Access::kCheck);
     Result<size_t> r = req.ok() ? RunIo(rt, *req, IoOrigin::kStream) : req.status();
     result = r.ok() ? static_cast<ssize_t>(*r) : r.status().ToStreamReturn();
   } catch (const std::exception &e) {
@@ -248,7 +251,7 @@ Status RunNow(const StreamIoArgs &a, unsigned flags, const Fixed &f, Runtime &rt
     CUresult res = StreamBackend::Current().Synchronize(stream);
     if (res != CUDA_SUCCESS) return CudaFailure(a.fn, "cuStreamSynchronize", res);
   }
-  Result<IoRequest> req = PrepareNow(a, flags, f, rt, file);
+  Result<IoRequest> req = PrepareNow(a, flags, f, rt, file, Access::kChecked);
   if (!req.ok()) {
     *a.bytes_p = req.status().ToStreamReturn();
     return req.status();

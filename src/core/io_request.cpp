@@ -46,8 +46,9 @@ Result<MemInfo> ResolveMemory(const char *fn, Runtime &rt, const void *base, off
 }
 
 // PrepareIo after CheckIoArgs.
-Result<IoRequest> PrepareChecked(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
-  UFILE_RETURN_IF_ERROR(CheckAccess(fn, file, a.write));
+Result<IoRequest> PrepareChecked(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a,
+                                 Access access) {
+  if (access == Access::kCheck) UFILE_RETURN_IF_ERROR(CheckAccess(fn, file, a.write));
   IoRequest req;
   req.file = &file;
   req.write = a.write;
@@ -126,16 +127,17 @@ Status CheckMemoryAllowed(const char *fn, const Config &cfg, const MemInfo &mem,
   return Status::Op(CU_FILE_CUDA_MEMORY_TYPE_INVALID);
 }
 
-Result<IoRequest> PrepareIo(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a) {
+Result<IoRequest> PrepareIo(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a,
+                            Access access) {
   UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
-  return PrepareChecked(fn, rt, file, a);
+  return PrepareChecked(fn, rt, file, a, access);
 }
 
 Result<PreparedIo> PrepareIo(const char *fn, Runtime &rt, const IoArgs &a) {
   UFILE_RETURN_IF_ERROR(CheckIoArgs(fn, a));
   Result<std::shared_ptr<FileHandle>> file = LookupHandle(fn, rt, a.fh);
   if (!file.ok()) return file.status();
-  Result<IoRequest> req = PrepareChecked(fn, rt, **file, a);
+  Result<IoRequest> req = PrepareChecked(fn, rt, **file, a, Access::kCheck);
   if (!req.ok()) return req.status();
   return PreparedIo{std::move(*file), *req};
 }

@@ -48,10 +48,15 @@ Status CheckAccess(const char *fn, const FileHandle &file, bool write);
 // the code for a pointer of a memory type the call does not take.
 Status CheckMemoryAllowed(const char *fn, const Config &cfg, const MemInfo &mem, const void *p);
 
-// CheckIoArgs, CheckAccess, then the memory of [base + buf_off, + size)
-// resolved into the request for RunIo (a request of size 0 has nothing to
-// resolve). file must outlive the request.
-Result<IoRequest> PrepareIo(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a);
+// kChecked: the caller has just run CheckAccess on this thread, so PrepareIo
+// does not run it (and its fstat) again.
+enum class Access { kCheck, kChecked };
+
+// CheckIoArgs, CheckAccess (unless kChecked), then the memory of
+// [base + buf_off, + size) resolved into the request for RunIo (a request of
+// size 0 has nothing to resolve). file must outlive the request.
+Result<IoRequest> PrepareIo(const char *fn, Runtime &rt, FileHandle &file, const IoArgs &a,
+                            Access access = Access::kCheck);
 
 struct PreparedIo {
   std::shared_ptr<FileHandle> file;  // keeps req.file alive
