@@ -7,7 +7,6 @@
 #include "base/config.h"
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -236,18 +235,6 @@ void ApplySlabs(Walk &w) {
 const char *GetEnv(const char *name) {
   const char *v = std::getenv(name);
   return v && *v ? v : nullptr;
-}
-
-bool ParseBool(const std::string &raw, bool *value) {
-  std::string text = raw;
-  for (char &c : text) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (text == "true" || text == "1" || text == "yes" || text == "on")
-    *value = true;
-  else if (text == "false" || text == "0" || text == "no" || text == "off")
-    *value = false;
-  else
-    return false;
-  return true;
 }
 
 // Sets row's field from its environment variable's value v; logs and

@@ -125,5 +125,7 @@ bool ParseLogLevel(const std::string &text, LogLevel *level);
 const char *ConfigSourceName(ConfigSource source);
 const char *EngineKindName(EngineKind engine);
 bool ParseEngineKind(const std::string &text, EngineKind *engine);
+// An environment variable's boolean: true/1/yes/on or false/0/no/off.
+bool ParseBool(const std::string &text, bool *value);
 
 }  // namespace ufile

@@ -208,9 +208,10 @@ bool CheckKeyArray(const ConfigKey &row, const std::vector<size_t> &values, std:
            std::to_string(values.size());
     return false;
   }
+  std::string ignored;
   for (size_t i = 0; i < values.size(); ++i) {
     const size_t v = values[i];
-    if (v >= row.min && v <= row.max && v % row.step == 0) continue;
+    if (CheckKeyValue(row, v, &ignored)) continue;
     *why = "entry " + std::to_string(i) + " (" + std::to_string(v) + ") must be " +
            (row.step > 1 ? "a multiple of " + std::to_string(row.step) + " in " : "in ") +
            Range(row);

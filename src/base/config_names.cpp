@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// The names of log levels, config sources and engines, as configuration
-// files, the environment and ufile-check spell them.
+// The names of log levels, config sources, engines and booleans, as
+// configuration files, the environment and ufile-check spell them.
 #include <cctype>
 #include <string>
 
@@ -35,12 +35,11 @@ const char *LogLevelName(LogLevel level) {
 }
 
 bool ParseLogLevel(const std::string &text, LogLevel *level) {
-  std::string upper = text;
-  for (char &c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  if (upper == "WARNING") upper = "WARN";
+  std::string lower = Lower(text);
+  if (lower == "warning") lower = "warn";
   for (int i = 0; i <= static_cast<int>(LogLevel::kTrace); ++i) {
     LogLevel candidate = static_cast<LogLevel>(i);
-    if (upper == LogLevelName(candidate)) {
+    if (lower == Lower(LogLevelName(candidate))) {
       *level = candidate;
       return true;
     }
@@ -84,6 +83,17 @@ bool ParseEngineKind(const std::string &raw, EngineKind *engine) {
       return true;
     }
   return false;
+}
+
+bool ParseBool(const std::string &raw, bool *value) {
+  const std::string text = Lower(raw);
+  if (text == "true" || text == "1" || text == "yes" || text == "on")
+    *value = true;
+  else if (text == "false" || text == "0" || text == "no" || text == "off")
+    *value = false;
+  else
+    return false;
+  return true;
 }
 
 }  // namespace ufile
