@@ -23,12 +23,15 @@ import json
 import os
 from typing import Any, Iterator
 
-from . import _frameworks, _loader
+from . import _dist, _dist_rules, _frameworks, _loader
+from ._dist import DistributedLoadError
+from ._dist_rules import shard_from_tp_plan
 from ._format import DTYPES, SafetensorError, read_header
 from ._open import SafeSlice, safe_open
 
-__all__ = ["SafetensorError", "safe_open", "SafeSlice", "load_file", "load",
-           "load_checkpoint", "iter_checkpoint", "checkpoint_files", "DTYPES"]
+__all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
+           "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
+           "shard_from_tp_plan", "DTYPES"]
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any
@@ -113,22 +116,68 @@ def _load(files: list[str], framework: str, device: Any, options: dict) -> dict[
     return _loader.load_all(headers, fw, dev, _loader.Options(**options))
 
 
-def load_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt",
-                    **options: Any) -> dict[str, Any]:
+def load_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt", *,
+                    group: Any = None, shard: _dist_rules.ShardRule = None,
+                    select: _dist_rules.Select = None, **options: Any) -> dict[str, Any]:
     """Every tensor of a sharded checkpoint (directory, index file or one file),
-    read with one plan over all shards."""
+    read with one plan over all shards.
+
+    With ``group`` (a torch.distributed process group, e.g.
+    ``torch.distributed.group.WORLD``), a collective load: every rank of the
+    group calls it with the same checkpoint and receives, as tensors that own
+    their storage, the tensors its ``select`` predicate keeps (default: all),
+    split by ``shard`` (see docs/DISTRIBUTED.md); each byte is read once, by one
+    rank, and fanned out over the group's backend (NCCL for "cuda", gloo for
+    "cpu"). Any rank's failure raises DistributedLoadError on every rank."""
+    if group is not None:
+        return _collect(path, device, framework, group, shard, select, options)
+    _no_rules(shard, select)
     files = checkpoint_files(path)
     headers = _headers_checked(files, _index_map(os.fspath(path)))
     return _loader.load_all(headers, _frameworks.get(framework),
                             _frameworks.normalize_device(device), _loader.Options(**options))
 
 
-def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt",
-                    **options: Any) -> Iterator[tuple[str, Any]]:
+def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str = "pt", *,
+                    group: Any = None, shard: _dist_rules.ShardRule = None,
+                    select: _dist_rules.Select = None, **options: Any
+                    ) -> Iterator[tuple[str, Any]]:
     """(name, tensor) over all shards, shard by shard as each one's reads
     complete (every shard's reads are in flight from the start): the shape of
-    vLLM's weight iterators. Headers are all checked before the first item."""
+    vLLM's weight iterators. Headers are all checked before the first item.
+    With ``group``, the collective load of load_checkpoint, yielding each tensor
+    once complete; every rank must iterate to the end."""
+    if group is not None:
+        return _dist.collective(lambda: _checkpoint_headers(path), _frameworks.get(framework),
+                                _frameworks.normalize_device(device), group, shard, select,
+                                _loader.Options(**options))
+    _no_rules(shard, select)
     files = checkpoint_files(path)
     headers = _headers_checked(files, _index_map(os.fspath(path)))
     fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
     return _loader.iterate(headers, fw, dev, _loader.Options(**options))
+
+
+def _checkpoint_headers(path: str | os.PathLike) -> list:
+    return _headers_checked(checkpoint_files(path), _index_map(os.fspath(path)))
+
+
+def _collect(path: str | os.PathLike, device: Any, framework: str, group: Any,
+             shard: Any, select: Any, options: dict) -> dict[str, Any]:
+    headers: list = []
+
+    def read() -> list:
+        headers.extend(_checkpoint_headers(path))
+        return headers
+    got = dict(_dist.collective(read, _frameworks.get(framework),
+                                _frameworks.normalize_device(device), group, shard, select,
+                                _loader.Options(**options)))
+    return {t.name: got[t.name] for h in headers
+            for t in sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))
+            if t.name in got}
+
+
+def _no_rules(shard: Any, select: Any) -> None:
+    if shard is not None or select is not None:
+        raise ValueError("ufile.safetensors: shard= and select= declare what each rank of "
+                         "a group needs: pass group= too")

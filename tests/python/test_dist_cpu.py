@@ -1,0 +1,263 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The collective load over gloo with 1-4 CPU processes: replicas, tensor
+parallel (dimension 0, inner dimensions, uneven), subsets, sub-groups, the
+iterator, and the failure table (every rank raises, none hangs: each run has a
+deadline and kills stragglers)."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import dist_cases as dc
+import dist_harness
+
+DEADLINE = 120
+SMALL = 3 * 4096 * 2  # max_device_bytes small enough for several rounds
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    base = os.environ.get("UFILE_TEST_TMPDIR")
+    root = str(tmp_path_factory.mktemp("dist")) if not base else _mkdtemp(base)
+    path = os.path.join(root, "ckpt")
+    yield path, dc.write_checkpoint(path)
+    if base:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _mkdtemp(base: str) -> str:
+    import tempfile
+    os.makedirs(base, exist_ok=True)
+    return tempfile.mkdtemp(dir=base, prefix="dist-")
+
+
+def _load_worker(rank, n, path, rules, select_kind, options, fault):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    _inject(fault, rank, path)
+    select = _select(select_kind, rank)
+    out = us.load_checkpoint(path, device="cpu", group=dist.group.WORLD, shard=rules,
+                             select=select, **options)
+    return {name: t.contiguous().reshape(-1).view(__import__("torch").uint8).numpy().tobytes()
+            for name, t in out.items()}, {n: tuple(t.shape) for n, t in out.items()}
+
+
+def _select(kind, rank):
+    if kind is None:
+        return None
+    if kind == "experts":  # rank r: its expert (r mod 4) and everything shared
+        return lambda name: ".experts." not in name or name.endswith(f"experts.{rank % 4}.w")
+    if kind == "pipeline":  # rank 0: shard 1's tensors only; others: nothing of shard 1
+        first = {"embed.weight", "layers.0.norm", "layers.0.q.weight", "layers.0.o.weight"}
+        return (lambda name: name in first) if rank == 0 else (lambda name: name not in first)
+    if kind == "nothing":  # the last rank needs nothing at all
+        return (lambda name: False) if rank == 1 else None
+    raise ValueError(kind)
+
+
+def _inject(fault, rank, path):
+    """Faults one rank (rank 1) injects into itself."""
+    if fault is None or rank != 1:
+        return
+    from ufile.safetensors import _engine, _format
+    if fault == "read_error_late":  # cuFileRead fails (CU_FILE_IO_ERROR) from the third call
+        lib = _FailingLib(_engine._lib.lib())
+        _engine._lib.lib = lambda: lib
+    elif fault == "exit_mid_load":
+        real, calls = _engine._read, [0]
+
+        def dying(piece):
+            calls[0] += 1
+            if calls[0] >= 2:
+                os._exit(3)
+            return real(piece)
+        _engine._read = dying
+    elif fault == "oom":
+        import torch
+        real_empty = torch.empty
+
+        def no_memory(*a, **k):
+            if k.get("dtype") == torch.uint8 and a and isinstance(a[0], int) and a[0] >= 4096:
+                raise RuntimeError("CUDA out of memory (injected)")
+            return real_empty(*a, **k)
+        torch.empty = no_memory
+    elif fault == "bad_header":
+        real = _format.read_header
+
+        def bad(p):
+            if p.endswith("00003-of-00004.safetensors"):
+                raise _format.SafetensorError(f"invalid safetensors file ({p}): injected")
+            return real(p)
+        _format.read_header = bad
+        import ufile.safetensors as us
+        us.read_header = bad
+
+
+class _FailingLib:
+    def __init__(self, real):
+        self.real, self.calls = real, 0
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def cuFileRead(self, *args):
+        self.calls += 1
+        return -5044 if self.calls >= 3 else self.real.cuFileRead(*args)
+
+
+def _run(ckpt, n, rules=None, select=None, options=None, fault=None):
+    path, arrays = ckpt
+    return dist_harness.run(_load_worker, n, (path, rules, select, options or {}, fault),
+                            deadline=DEADLINE, pg_timeout=30)
+
+
+def _check(results, arrays, n, rules=None, select=None):
+    dims = dc.dims_of(arrays, rules)
+    for rank, res in enumerate(results):
+        assert "ok" in res, f"rank {rank}: {res.get('trace', res)}"
+        got, shapes = res["ok"]
+        sel = _select(select, rank)
+        names = [k for k in arrays if sel is None or sel(k)]
+        assert sorted(got) == sorted(names), rank
+        for name in names:
+            want = dc.expected(arrays, name, dims[name], rank, n)
+            assert shapes[name] == want.shape, (rank, name)
+            assert got[name] == want.tobytes(), (rank, name)
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4])
+def test_replicas(ckpt, n):
+    _check(_run(ckpt, n, options={"max_device_bytes": SMALL}), ckpt[1], n)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_tensor_parallel_every_dimension_and_uneven(ckpt, n):
+    res = _run(ckpt, n, rules=dc.SHARD_RULES, options={"max_device_bytes": SMALL})
+    _check(res, ckpt[1], n, rules=dc.SHARD_RULES)
+
+
+def test_default_round_size_one_round(ckpt):
+    _check(_run(ckpt, 2, rules=dc.SHARD_RULES), ckpt[1], 2, rules=dc.SHARD_RULES)
+
+
+@pytest.mark.parametrize("select,n", [("experts", 4), ("pipeline", 2), ("nothing", 2)])
+def test_subsets(ckpt, select, n):
+    res = _run(ckpt, n, rules=dc.SHARD_RULES, select=select,
+               options={"max_device_bytes": SMALL})
+    _check(res, ckpt[1], n, rules=dc.SHARD_RULES, select=select)
+
+
+def _iter_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    names = [name for name, _ in us.iter_checkpoint(path, group=dist.group.WORLD,
+                                                    max_device_bytes=SMALL)]
+    return names
+
+
+def test_iterator_yields_each_tensor_once(ckpt):
+    res = dist_harness.run(_iter_worker, 3, (ckpt[0],), deadline=DEADLINE)
+    for r in res:
+        assert "ok" in r, r
+        assert sorted(r["ok"]) == sorted(ckpt[1]), r["ok"]
+
+
+def _subgroup_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+    mine = groups[rank // 2]
+    out = us.load_checkpoint(path, group=mine, shard=dc.SHARD_RULES,
+                             max_device_bytes=SMALL)
+    return {k: t.reshape(-1).view(__import__("torch").uint8).numpy().tobytes()
+            for k, t in out.items()}
+
+
+def test_two_subgroups_load_at_once(ckpt):
+    res = dist_harness.run(_subgroup_worker, 4, (ckpt[0],), deadline=DEADLINE)
+    dims = dc.dims_of(ckpt[1], dc.SHARD_RULES)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r
+        for name, a in ckpt[1].items():
+            want = dc.expected(ckpt[1], name, dims[name], rank % 2, 2)
+            assert r["ok"][name] == want.tobytes(), (rank, name)
+
+
+# -- failures: every rank raises DistributedLoadError naming the failing rank --
+
+def _all_raise(results, *words):
+    for rank, res in enumerate(results):
+        assert "error" in res, f"rank {rank} returned {res}"
+        assert res["type"] == "DistributedLoadError", res["error"]
+        for w in words:
+            assert w in res["error"], (w, res["error"])
+
+
+@pytest.mark.parametrize("fault,words", [
+    ("read_error_late", ["rank 1", "CU_FILE_IO_ERROR", "reading tensor", ".safetensors"]),
+    ("oom", ["rank 1", "out of memory", "preparing the load"]),
+    ("bad_header", ["rank 1", "00003-of-00004.safetensors", "injected"]),
+])
+def test_one_rank_fails_every_rank_raises(ckpt, fault, words):
+    _all_raise(_run(ckpt, 3, rules=dc.SHARD_RULES, options={"max_device_bytes": SMALL},
+                    fault=fault), *words)
+
+
+def test_missing_shard_on_one_rank(ckpt, tmp_path):
+    broken = tmp_path / "broken"
+    shutil.copytree(ckpt[0], broken)
+    os.remove(broken / "model-00002-of-00004.safetensors")
+    res = dist_harness.run(_paths_worker, 2, ([ckpt[0], str(broken)],), deadline=DEADLINE)
+    _all_raise(res, "rank 1", "model-00002-of-00004.safetensors", "missing")
+
+
+def _paths_worker(rank, n, paths, rules=None):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _engine
+    reads = [0]
+    real = _engine._read
+
+    def counting(piece):
+        reads[0] += 1
+        return real(piece)
+    _engine._read = counting
+    try:
+        us.load_checkpoint(paths[rank], group=dist.group.WORLD,
+                           shard=rules[rank] if rules else None)
+    finally:
+        assert reads[0] == 0, f"rank {rank} read {reads[0]} pieces before the failure"
+    return "loaded"
+
+
+def test_ranks_disagree_on_the_checkpoint(ckpt, tmp_path):
+    other = tmp_path / "other"
+    dc.write_checkpoint(str(other), shards=3)
+    res = dist_harness.run(_paths_worker, 2, ([ckpt[0], str(other)],), deadline=DEADLINE)
+    _all_raise(res, "disagree on the checkpoint", "rank 1")
+
+
+def test_ranks_disagree_on_the_rules(ckpt):
+    rules = [dc.SHARD_RULES, {**dc.SHARD_RULES, r"^cube$": 2}]
+    res = dist_harness.run(_paths_worker, 2, ([ckpt[0], ckpt[0]], rules), deadline=DEADLINE)
+    _all_raise(res, "disagree on the shard rules", "'cube'")
+
+
+def test_rule_names_a_dimension_the_tensor_lacks(ckpt):
+    res = _run(ckpt, 2, rules={r"layers\.0\.norm": 1})
+    _all_raise(res, "'layers.0.norm'", "dimension 1")
+
+
+def test_a_rank_that_dies_makes_the_others_raise(ckpt):
+    res = _run(ckpt, 3, options={"max_device_bytes": SMALL}, fault="exit_mid_load")
+    assert "error" in res[1]
+    for rank in (0, 2):
+        assert "error" in res[rank], f"rank {rank} returned without rank 1"
+
+
+def test_shard_without_group_is_refused(ckpt):
+    from ufile import safetensors as us
+    with pytest.raises(ValueError, match="pass group="):
+        us.load_checkpoint(ckpt[0], shard={"x": 0})
