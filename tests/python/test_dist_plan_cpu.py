@@ -1,0 +1,190 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The collective load's planner alone (no process group): the plan is carried
+out here in numpy over made-up files, and every rank's tensors must equal
+torch.tensor_split's parts of the written bytes; each needed byte is read
+exactly once; reads balance over ranks by bytes, not by files."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from ufile.safetensors._dist_plan import make_plan, split_sizes
+from ufile.safetensors._dist_rules import shard_from_tp_plan, split_dims
+from ufile.safetensors._format import DTYPES, Header, SafetensorError, TensorInfo
+
+NP = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I64": np.int64, "BF16": np.uint16}
+
+
+def _headers(files: list) -> tuple:
+    """files: list of [(name, dtype, shape)]; returns headers and file bytes."""
+    rng = np.random.default_rng(3)
+    headers, blobs = [], []
+    for fi, entries in enumerate(files):
+        data_start, pos, tensors = 64 + 8 * fi, 0, {}
+        for name, dtype, shape in entries:
+            n = math.prod(shape) * DTYPES[dtype][0]
+            tensors[name] = TensorInfo(name, dtype, tuple(shape), pos, pos + n)
+            pos += n
+        blob = rng.integers(0, 256, data_start + pos, dtype=np.uint8)
+        headers.append(Header(f"f{fi}", data_start, data_start + pos, None, tensors))
+        blobs.append(blob)
+    return headers, blobs
+
+
+def _execute(plan, headers, blobs) -> tuple:
+    """Carries the plan out in numpy; returns per-rank {name: array} and the
+    number of times each file byte was read."""
+    n = plan.ranks
+    reads = [np.zeros(len(b), np.int32) for b in blobs]
+    infos = {name: t for h in headers for name, t in h.tensors.items()}
+    out = [{name: np.zeros(p.shape, NP[p.dtype]) for name, p in plan.parts[r].items()}
+           for r in range(n)]
+    for r in range(n):
+        for rd in plan.direct[r]:
+            reads[rd.file][rd.offset:rd.offset + rd.size] += 1
+            dest = out[r][rd.dest].reshape(-1).view(np.uint8)
+            dest[rd.dest_offset:rd.dest_offset + rd.size] = \
+                blobs[rd.file][rd.offset:rd.offset + rd.size]
+    for rnd in plan.rounds:
+        staged = np.zeros(rnd.slot * n, np.uint8)
+        for r in range(n):
+            for rd in rnd.reads[r]:
+                assert r * rnd.slot <= rd.dest_offset and \
+                    rd.dest_offset + rd.size <= (r + 1) * rnd.slot, "read outside its slot"
+                reads[rd.file][rd.offset:rd.offset + rd.size] += 1
+                staged[rd.dest_offset:rd.dest_offset + rd.size] = \
+                    blobs[rd.file][rd.offset:rd.offset + rd.size]
+        for d in rnd.deliveries:
+            info, src = infos[d.name], staged[d.staged:d.staged + d.hi - d.lo]
+            for r in d.ranks:
+                part, dest = plan.parts[r][d.name], out[r][d.name]
+                if part.dim is None:
+                    dest.reshape(-1).view(np.uint8)[d.lo:d.hi] = src
+                    continue
+                outer = math.prod(info.shape[:part.dim])
+                block = info.nbytes // outer
+                inner = math.prod(info.shape[part.dim + 1:])
+                o0, o1 = d.lo // block, d.hi // block
+                rows = src.view(NP[info.dtype]).reshape(o1 - o0, info.shape[part.dim], inner)
+                dest.reshape(outer, part.length, inner)[o0:o1] = \
+                    rows[:, part.start:part.start + part.length]
+    return out, reads
+
+
+def _check(files, dims_rule, wanted_fn, ranks, round_bytes):
+    headers, blobs = _headers(files)
+    dims = split_dims(headers, dims_rule)
+    names = [n for h in headers for n in h.tensors]
+    wanted = [{x for x in names if wanted_fn(r, x)} for r in range(ranks)]
+    plan = make_plan(headers, dims, wanted, round_bytes)
+    out, reads = _execute(plan, headers, blobs)
+    for fi, h in enumerate(headers):
+        for name, info in h.tensors.items():
+            full = blobs[fi][h.data_start + info.begin:h.data_start + info.end] \
+                .view(NP[info.dtype]).reshape(info.shape)
+            for r in range(ranks):
+                if name not in wanted[r]:
+                    assert name not in out[r]
+                    continue
+                want = full if dims[name] is None else \
+                    np.array_split(full, ranks, axis=dims[name])[r]
+                assert out[r][name].shape == want.shape, (r, name)
+                assert out[r][name].tobytes() == want.tobytes(), (r, name)
+            needed = any(name in w for w in wanted)
+            span = reads[fi][h.data_start + info.begin:h.data_start + info.end]
+            if needed and dims[name] is None:
+                assert (span == 1).all(), f"{name}: bytes read {set(span.tolist())} times"
+            assert span.max(initial=0) <= 1, f"{name}: a byte read twice"
+            if not needed:
+                assert span.max(initial=0) == 0, f"{name}: read though no rank needs it"
+    return plan
+
+
+LLAMA_LIKE = [
+    [("embed", "BF16", (101, 16)), ("l0.norm", "F32", (16,)), ("l0.q", "BF16", (24, 16)),
+     ("l0.o", "BF16", (16, 24)), ("l0.up", "BF16", (40, 16))],
+    [("l0.down", "BF16", (16, 40)), ("l1.norm", "F32", (16,)), ("l1.q", "BF16", (24, 16)),
+     ("l1.o", "BF16", (16, 24))],
+    [("cube", "F16", (3, 7, 5)), ("empty", "F32", (0, 3)), ("scalar", "I64", ()),
+     ("odd", "U8", (5,)), ("head", "BF16", (101, 16))],
+]
+TP = {r"(q|up|embed|head)$": 0, r"(o|down)$": 1, r"^cube$": 2}
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 3, 4, 5, 8])
+@pytest.mark.parametrize("round_bytes", [4096, 3 * 4096, 1 << 20])
+def test_replicas_and_tensor_parallel_cover_every_part(ranks, round_bytes):
+    _check(LLAMA_LIKE, None, lambda r, n: True, ranks, round_bytes)
+    _check(LLAMA_LIKE, TP, lambda r, n: True, ranks, round_bytes)
+
+
+@pytest.mark.parametrize("ranks", [2, 3, 4, 8])
+def test_subsets_and_ranks_that_need_nothing(ranks):
+    experts = [[(f"e{i}.w", "F32", (8, 9)) for i in range(ranks)] + [("shared", "F32", (33,))]]
+    plan = _check(experts, None, lambda r, n: n == "shared" or n == f"e{r}.w", ranks, 8192)
+    assert all(len(plan.direct[r]) == 1 for r in range(ranks))  # own expert read directly
+    _check(LLAMA_LIKE, TP, lambda r, n: r != ranks - 1, ranks, 8192)  # last rank: nothing
+    _check(LLAMA_LIKE, TP, lambda r, n: (n.startswith("l0")) == (r % 2 == 0), ranks, 8192)
+
+
+def test_uneven_split_follows_tensor_split():
+    assert split_sizes(10, 4) == [3, 3, 2, 2]
+    assert split_sizes(2, 4) == [1, 1, 0, 0]
+    assert split_sizes(0, 3) == [0, 0, 0]
+
+
+def _balance(files, ranks):
+    headers, _ = _headers(files)
+    names = {n for h in headers for n in h.tensors}
+    plan = make_plan(headers, split_dims(headers, None), [names] * ranks, 1 << 20)
+    got = [plan.read_bytes(r) for r in range(ranks)]
+    total = sum(h.file_size - h.data_start for h in headers)
+    assert sum(got) == total
+    return got, total
+
+
+def test_four_shards_on_three_ranks_balance_by_bytes():
+    shard = [[(f"s{f}.t{i}", "F32", (1000, 37)) for i in range(7)] for f in range(4)]
+    got, total = _balance(shard, 3)
+    slack = 4096 * len(shard) * 7  # at most a slot's alignment per round
+    assert max(got) - min(got) <= slack, got
+
+
+def test_one_huge_file_spreads_over_every_rank():
+    got, total = _balance([[("huge", "U8", (64 << 20,))]], 8)
+    assert all(abs(g - total / 8) <= 4096 * 64 for g in got), got
+
+
+def test_gloo_sized_rounds_stay_within_the_staging_bound():
+    headers, _ = _headers(LLAMA_LIKE)
+    names = {n for h in headers for n in h.tensors}
+    for ranks in (2, 4, 8):
+        plan = make_plan(headers, split_dims(headers, TP), [names] * ranks, 4 * 4096 * ranks)
+        assert plan.staging <= 4 * 4096 * ranks + 4096 * ranks
+
+
+def test_a_rule_naming_a_missing_dimension_names_the_tensor():
+    headers, _ = _headers(LLAMA_LIKE)
+    with pytest.raises(SafetensorError, match=r"'l0\.norm'.*dimension 1"):
+        split_dims(headers, {r"norm$": 1})
+
+
+def test_tp_plan_adapter():
+    shard = shard_from_tp_plan({"layers.*.self_attn.q_proj": "colwise",
+                                "layers.*.self_attn.o_proj": "rowwise",
+                                "embed_tokens": "embedding_rowwise", "norm": "replicate"},
+                               prefix="model.")
+    headers, _ = _headers([[("model.layers.3.self_attn.q_proj.weight", "BF16", (8, 4)),
+                            ("model.layers.3.self_attn.o_proj.weight", "BF16", (4, 8)),
+                            ("model.layers.3.self_attn.o_proj.bias", "BF16", (4,)),
+                            ("model.embed_tokens.weight", "BF16", (9, 4)),
+                            ("model.norm.weight", "BF16", (4,))]])
+    dims = split_dims(headers, shard)
+    assert dims == {"model.layers.3.self_attn.q_proj.weight": 0,
+                    "model.layers.3.self_attn.o_proj.weight": 1,
+                    "model.layers.3.self_attn.o_proj.bias": None,
+                    "model.embed_tokens.weight": 0, "model.norm.weight": None}
+    with pytest.raises(ValueError, match="unknown style"):
+        shard_from_tp_plan({"x": "diagonal"})
