@@ -2,7 +2,8 @@
 """Writes a Llama-shaped sharded safetensors checkpoint of random bf16 data, with
 the parameter names and shapes of transformers' LlamaForCausalLM, a config.json
 and a model.safetensors.index.json, so that from_pretrained loads the same
-directory. "full" is Llama-3-8B (291 tensors, 16.06 GB); "small" is CI-sized."""
+directory. "full" is Llama-3-8B (291 tensors, 16.06 GB), "70b" Llama-3-70B (about 141 GB),
+"30b" a 30B-class Llama (about 65 GB); "small" is CI-sized."""
 from __future__ import annotations
 
 import json
@@ -14,9 +15,16 @@ import torch
 SIZES = {
     "full": dict(hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                  num_attention_heads=32, num_key_value_heads=8, vocab_size=128256),
+    "70b": dict(hidden_size=8192, intermediate_size=28672, num_hidden_layers=80,
+                num_attention_heads=64, num_key_value_heads=8, vocab_size=128256),
+    "30b": dict(hidden_size=6656, intermediate_size=17920, num_hidden_layers=64,
+                num_attention_heads=52, num_key_value_heads=4, vocab_size=128256),
     "small": dict(hidden_size=1024, intermediate_size=3584, num_hidden_layers=4,
                   num_attention_heads=16, num_key_value_heads=4, vocab_size=32000),
 }
+
+
+SHARDS = {"70b": 30, "30b": 14}  # about 4.7 GB a file, as published checkpoints
 
 
 def config_for(size: str):

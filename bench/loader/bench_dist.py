@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Loading one checkpoint into N GPUs: the collective load beside each rank
+loading alone (safetensors, ufile), the bound (each rank reading only its
+share with ufile), NCCL bandwidth and raw O_DIRECT reads of each rank's share,
+hot and cold page cache. Every row runs in fresh processes (one per GPU, via
+torch.distributed.run): the first load is the headline, CUDA and NCCL set-up
+reported apart, the best of repeats beside it. Every tensor of every rank is
+checked against the checksums of what the safetensors package loaded.
+
+  python3 bench/loader/bench_dist.py --dir /data/ckpt --size full --ranks 4 \\
+      --mode replicas [--cold] [--json out.jsonl]
+  ... --size 70b --mode tp          (tensor parallel with the Llama rules)
+
+Needs root (drop_caches), torch with CUDA, safetensors, transformers (to write
+the checkpoint), NCCL_NVLS_ENABLE=0 on machines where multicast is off."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+# Megatron/vLLM-style Llama rules: column-parallel (dim 0) q/k/v/gate/up,
+# embeddings and lm_head; row-parallel (dim 1) o_proj and down_proj.
+LLAMA_TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
+            r"(o_proj|down_proj)\.weight$": 1, r"embed_tokens\.weight$": 0,
+            r"lm_head\.weight$": 0}
+ROWS = ("safetensors", "ufile", "collective", "share", "raw", "nccl")
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("--dir", required=True)
+    p.add_argument("--size", default="full")
+    p.add_argument("--ranks", type=int, default=0)
+    p.add_argument("--mode", choices=("replicas", "tp"), default="replicas")
+    p.add_argument("--rows", default=",".join(ROWS))
+    p.add_argument("--cold", action="store_true", help="also the cold-cache rows")
+    p.add_argument("--cold-rows", default="collective,share,raw,ufile")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--json")
+    p.add_argument("--worker", help=argparse.SUPPRESS)
+    p.add_argument("--cache", default="hot", help=argparse.SUPPRESS)
+    p.add_argument("--refdir", help=argparse.SUPPRESS)
+    args = p.parse_args()
+    if args.worker:
+        import dist_rows
+        return dist_rows.worker(args)
+    return orchestrate(args)
+
+
+def orchestrate(args) -> int:
+    import make_checkpoint
+    import torch
+    ranks = args.ranks or torch.cuda.device_count()
+    if not os.path.exists(os.path.join(args.dir, "model.safetensors.index.json")):
+        t0 = time.perf_counter()
+        info = make_checkpoint.write(args.dir, args.size,
+                                     shards=make_checkpoint.SHARDS.get(args.size, 4))
+        emit(args, {"wrote": info, "s": round(time.perf_counter() - t0, 1)})
+    refdir = tempfile.mkdtemp(prefix="ufile-bench-ref-")
+    wanted = [r for r in args.rows.split(",") if r]
+    order = ["safetensors"] + [r for r in wanted if r != "safetensors"]  # reference first
+    cold = [r for r in args.cold_rows.split(",") if r and r in wanted] if args.cold else []
+    for row in order:
+        if row != "raw":
+            emit(args, launch(args, row, "hot", ranks, refdir))
+    for row in cold:  # the disk varies over minutes: raw reads first and last
+        emit(args, launch(args, row, "cold", ranks, refdir))
+    if "raw" in cold and len(cold) > 1:
+        emit(args, launch(args, "raw", "cold", ranks, refdir))
+    return 0
+
+
+def launch(args, row: str, cache: str, ranks: int, refdir: str) -> dict:
+    env = dict(os.environ, NCCL_NVLS_ENABLE=os.environ.get("NCCL_NVLS_ENABLE", "0"),
+               PYTHONUNBUFFERED="1")
+    out = os.path.join(refdir, f"row-{row}-{cache}.json")
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
+           f"--nproc-per-node={ranks}", os.path.abspath(__file__), "--worker", row,
+           "--cache", cache, "--dir", args.dir, "--mode", args.mode, "--refdir", refdir,
+           "--reps", str(args.reps), "--json", out]
+    t0 = time.perf_counter()
+    done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0 or not os.path.exists(out):
+        return {"row": row, "cache": cache, "ranks": ranks, "error":
+                (done.stderr or done.stdout)[-3000:]}
+    with open(out) as f:
+        res = json.load(f)
+    res["process_wall_s"] = round(wall, 1)
+    return res
+
+
+def emit(args, res: dict) -> None:
+    print(json.dumps(res), flush=True)
+    if args.json:
+        with open(args.json, "a") as f:
+            f.write(json.dumps(res) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,267 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The rank side of bench_dist.py: one row, run by every rank of a fresh
+torch.distributed.run group; rank 0 writes the row's JSON."""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import glob
+import json
+import mmap
+import os
+import re
+import statistics
+import time
+
+T_START = time.perf_counter()
+import torch  # noqa: E402
+import torch.distributed as dist  # noqa: E402
+
+GIB = 1 << 30
+
+
+def files_of(d: str) -> list:
+    return sorted(glob.glob(os.path.join(d, "*.safetensors")))
+
+
+def dim_for(rules: dict | None, name: str):
+    for pat, dim in (rules or {}).items():
+        if re.search(pat, name):
+            return dim
+    return None
+
+
+def digest(t: torch.Tensor) -> int:
+    """A position-weighted sum of the tensor's 32-bit words (wrapping int64)."""
+    b = t.contiguous().reshape(-1).view(torch.uint8)
+    if b.numel() % 4:
+        b = torch.cat([b, b.new_zeros(4 - b.numel() % 4)])
+    w, acc, step = b.view(torch.int32), 0, 1 << 26
+    for lo in range(0, w.numel(), step):
+        part = w[lo:lo + step].to(torch.int64)
+        idx = torch.arange(lo, lo + part.numel(), device=t.device, dtype=torch.int64)
+        acc += int(((part + 7) * (idx % 1000003 + 1) + idx).sum().item())
+    return acc & ((1 << 63) - 1)
+
+
+def _slices(fh, name: str, rules, rank: int, n: int):
+    dim = dim_for(rules, name)
+    if dim is None:
+        return fh.get_tensor(name)
+    sl = fh.get_slice(name)
+    shape = list(sl.get_shape())
+    dim %= len(shape)
+    base, extra = divmod(shape[dim], n)
+    start = rank * base + min(rank, extra)
+    length = base + (1 if rank < extra else 0)
+    idx = tuple(slice(None) if d != dim else slice(start, start + length)
+                for d in range(len(shape)))
+    return sl[idx]
+
+
+def per_rank(opener, d: str, rules, rank: int, n: int) -> dict:
+    out = {}
+    for f in files_of(d):
+        with opener(f, framework="pt", device=f"cuda:{rank}") as fh:
+            for name in fh.keys():
+                out[name] = _slices(fh, name, rules, rank, n)
+    return out
+
+
+def row_safetensors(a, rank, n, rules):
+    if rules is None:
+        from safetensors.torch import load_file
+        out = {}
+        for f in files_of(a.dir):
+            out.update(load_file(f, device=f"cuda:{rank}"))
+        return out
+    from safetensors import safe_open
+    return per_rank(safe_open, a.dir, rules, rank, n)
+
+
+def row_ufile(a, rank, n, rules):
+    if rules is None:
+        from ufile.safetensors import load_checkpoint
+        return load_checkpoint(a.dir, device="cuda")
+    from ufile.safetensors import safe_open
+    return per_rank(safe_open, a.dir, rules, rank, n)
+
+
+def row_collective(a, rank, n, rules):
+    from ufile.safetensors import load_checkpoint
+    return load_checkpoint(a.dir, device="cuda", group=dist.group.WORLD, shard=rules)
+
+
+def _share(d: str, rank: int, n: int) -> list:
+    """This rank's 1/n of the concatenated files: (path, offset, size)."""
+    sizes = [(f, os.path.getsize(f)) for f in files_of(d)]
+    total = sum(s for _, s in sizes)
+    lo, hi = total * rank // n // 4096 * 4096, total * (rank + 1) // n // 4096 * 4096
+    if rank == n - 1:
+        hi = total
+    out, pos = [], 0
+    for f, s in sizes:
+        a, z = max(lo, pos), min(hi, pos + s)
+        if a < z:
+            out.append((f, a - pos, z - a))
+        pos += s
+    return out
+
+
+def row_share(a, rank, n, rules):
+    """The bound: this rank reads only its share of the bytes into its GPU."""
+    from ufile.safetensors import _engine
+    share = _share(a.dir, rank, n)
+    buf = torch.empty(sum(s for _, _, s in share), dtype=torch.uint8, device="cuda")
+    files = [_engine.open_for_read(f, True) for f, _, _ in share]
+    pos, futs = 0, []
+    with _engine.Reader(_engine.inflight_default()) as reader:
+        for fh, (_, off, size) in zip(files, share):
+            futs += reader.submit(_engine.split(fh, buf.data_ptr() + pos, size, off, "share",
+                                                _engine.request_bytes_default()))
+            pos += size
+        _engine.wait_all(futs)
+    for fh in files:
+        fh.close()
+    return pos
+
+
+def row_raw(a, rank, n, rules, threads: int = 16, chunk: int = 16 << 20):
+    """Raw O_DIRECT preadv of this rank's share into host memory."""
+    jobs = [(f, o, min(chunk, off + size - o)) for f, off, size in _share(a.dir, rank, n)
+            for o in range(off, off + size, chunk)]
+    fds = {f: os.open(f, os.O_RDONLY | os.O_DIRECT) for f, _, _ in jobs}
+    bufs = [mmap.mmap(-1, chunk + 8192) for _ in range(threads)]
+    free = list(range(threads))
+
+    def one(job):
+        f, o, size = job
+        slot = free.pop()
+        try:
+            lo = o // 4096 * 4096
+            want = (o + size - lo + 4095) // 4096 * 4096
+            return min(os.preadv(fds[f], [memoryview(bufs[slot])[:want]], lo) - (o - lo), size)
+        finally:
+            free.append(slot)
+    try:
+        with cf.ThreadPoolExecutor(threads) as pool:
+            return sum(pool.map(one, jobs))
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+
+
+def row_nccl(a, rank, n, rules, nbytes: int = GIB, reps: int = 5) -> dict:
+    buf = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
+    big = torch.empty(nbytes * n, dtype=torch.uint8, device="cuda")
+    out = {}
+    for label, op in (("broadcast_GBps_per_receiver", lambda: dist.broadcast(buf, 0)),
+                      ("all_gather_GBps_received_per_gpu",
+                       lambda: dist.all_gather_into_tensor(big, buf))):
+        op()
+        torch.cuda.synchronize()
+        dist.barrier()
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            op()
+        torch.cuda.synchronize()
+        dist.barrier()
+        moved = nbytes * reps * (1 if "broadcast" in label else n - 1)
+        out[label] = round(moved / (time.perf_counter() - t0) / 1e9, 1)
+    return out
+
+
+ROWS = {"safetensors": row_safetensors, "ufile": row_ufile, "collective": row_collective,
+        "share": row_share, "raw": row_raw, "nccl": row_nccl}
+
+
+def drop_caches() -> None:
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def check(out: dict, refdir: str, rank: int, save: bool) -> str:
+    sums = {k: digest(v) for k, v in out.items()}
+    path = os.path.join(refdir, f"ref-{rank}.json")
+    if save:
+        with open(path, "w") as f:
+            json.dump(sums, f)
+        return "reference"
+    with open(path) as f:
+        ref = json.load(f)
+    if set(ref) != set(sums):
+        return f"FAIL names differ: {sorted(set(ref) ^ set(sums))[:3]}"
+    bad = [k for k in ref if ref[k] != sums[k]]
+    return "ok" if not bad else f"FAIL {len(bad)} differ: {bad[:3]}"
+
+
+def worker(a) -> int:
+    rank = int(os.environ["LOCAL_RANK"])
+    torch.cuda.set_device(rank)
+    torch.empty(1, device="cuda")
+    t_cuda = time.perf_counter()
+    dist.init_process_group("nccl", device_id=torch.device("cuda", rank))
+    x = torch.ones(1, device="cuda")
+    dist.all_reduce(x)
+    torch.cuda.synchronize()
+    t_nccl = time.perf_counter()
+    n = dist.get_world_size()
+    rules = None
+    if a.mode == "tp":
+        import bench_dist
+        rules = bench_dist.LLAMA_TP
+    fn = ROWS[a.worker]
+    reps = 1 if a.worker in ("safetensors", "raw") and a.cache == "cold" else a.reps
+    if a.worker == "safetensors":
+        reps = 1
+    times, extras, checks, figures = [], [], [], None
+    total = sum(os.path.getsize(f) for f in files_of(a.dir))
+    for rep in range(reps):
+        dist.barrier()
+        if a.cache == "cold" and rank == 0:
+            drop_caches()
+        dist.barrier()
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        t0 = time.perf_counter()
+        out = fn(a, rank, n, rules)
+        torch.cuda.synchronize()
+        dist.barrier()
+        times.append(time.perf_counter() - t0)
+        if isinstance(out, dict) and out and isinstance(next(iter(out.values())), torch.Tensor):
+            held = sum(t.untyped_storage().nbytes() for t in out.values())
+            extras.append(torch.cuda.max_memory_allocated() - base - held)
+            if rep == 0:
+                checks.append(check(out, a.refdir, rank,
+                                    save=a.worker == "safetensors" and a.cache == "hot"))
+        elif isinstance(out, dict):
+            figures = out
+        del out
+    res = {"times": times, "extra": max(extras) if extras else None,
+           "check": checks[0] if checks else None, "figures": figures,
+           "setup_cuda_s": t_cuda - T_START, "setup_nccl_s": t_nccl - t_cuda}
+    every = [None] * n
+    dist.all_gather_object(every, res)
+    if rank == 0:
+        first = [e["times"][0] for e in every]
+        best = min(statistics.median([e["times"][i] for e in every])
+                   for i in range(len(times)))
+        row = {"row": a.worker, "mode": a.mode, "cache": a.cache, "ranks": n,
+               "first_s": round(max(first), 3), "best_s": round(best, 3),
+               "runs_s": [round(max(e["times"][i] for e in every), 3) for i in range(len(times))],
+               "GBps_first": round(total / max(first) / 1e9, 1),
+               "GBps_best": round(total / best / 1e9, 1),
+               "setup_cuda_s": round(max(e["setup_cuda_s"] for e in every), 2),
+               "setup_nccl_s": round(max(e["setup_nccl_s"] for e in every), 2),
+               "checkpoint_bytes": total}
+        if extras:
+            row["extra_GiB_max"] = round(max(e["extra"] for e in every) / GIB, 3)
+            row["checks"] = [e["check"] for e in every]
+        if figures:
+            row["figures"] = figures
+        with open(a.json, "w") as f:
+            json.dump(row, f)
+    dist.destroy_process_group()
+    return 0
