@@ -211,8 +211,8 @@ def worker(a) -> int:
         import bench_dist
         rules = bench_dist.LLAMA_TP
     fn = ROWS[a.worker]
-    reps = 1 if a.worker in ("safetensors", "raw") and a.cache == "cold" else a.reps
-    if a.worker == "safetensors":
+    reps = min(a.reps, 2) if a.cache == "cold" else a.reps  # first load and one repeat
+    if a.worker in ("safetensors", "raw"):
         reps = 1
     times, extras, checks, figures = [], [], [], None
     total = sum(os.path.getsize(f) for f in files_of(a.dir))

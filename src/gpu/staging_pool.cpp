@@ -92,10 +92,24 @@ size_t StagingPool::ClassFor(size_t size) const {
   return classes_.size() - 1;
 }
 
+// Pinned staging is portable (every context may use it), so any context can
+// allocate it. The calling thread's comes first, then the last one used: GPU 0's
+// primary context only when no other is known, since a context on a GPU the
+// process does not use takes that GPU's memory (one per rank on a multi-GPU host).
+Result<CUcontext> StagingPool::PinningContext() {
+  CUcontext current = nullptr;
+  if (Cuda().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current) {
+    last_ctx_.store(current);
+    return current;
+  }
+  if (CUcontext last = last_ctx_.load()) return last;
+  return ctxs_->Get(0);
+}
+
 Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
   CudaApi &api = Cuda();
   if (ctxs_ && api.available && !pin_failed_) {
-    Result<CUcontext> ctx = ctxs_->Get(0);
+    Result<CUcontext> ctx = PinningContext();
     if (ctx.ok()) {
       ScopedContext scope(*ctx);
       void *p = nullptr;

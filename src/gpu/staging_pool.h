@@ -108,6 +108,8 @@ class StagingPool {
   Result<StagingLease> LeaseImpl(size_t size, bool block);
   size_t ClassFor(size_t size) const;
   Result<Buffer> Allocate(size_t size);
+  // The context that pins a new buffer (see the definition).
+  Result<CUcontext> PinningContext();
   // One buffer of class c against a slot it reserves, allocated without
   // mu_ (held by lock on entry and exit); on failure the slot goes back and
   // waiters wake.
@@ -126,6 +128,7 @@ class StagingPool {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<int> waiters_{0};
   std::atomic<bool> pin_failed_{false};
+  std::atomic<CUcontext> last_ctx_{nullptr};  // the context that last pinned a buffer
 };
 
 }  // namespace ufile

@@ -188,3 +188,7 @@ def test_tp_plan_adapter():
                     "model.embed_tokens.weight": 0, "model.norm.weight": None}
     with pytest.raises(ValueError, match="unknown style"):
         shard_from_tp_plan({"x": "diagonal"})
+    with pytest.raises(ValueError, match="packed"):
+        shard_from_tp_plan({"layers.*.mlp.gate_up_proj": "packed_colwise"})
+    assert shard_from_tp_plan({"lm_head": "colwise_gather_output"}) == \
+        {r"(^|\.)lm_head\.weight$": 0, r"(^|\.)lm_head\.bias$": 0}

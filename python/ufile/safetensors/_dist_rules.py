@@ -74,36 +74,42 @@ def selected(headers: list[Header], select: Select) -> set:
     return {n for n in names if select(n)}
 
 
-# transformers' tensor-parallel styles -> the dimension of nn.Linear / nn.Embedding
-# weights (out_features x in_features; num_embeddings x dim) each splits.
-_TP_STYLES = {
-    "colwise": {"weight": 0, "bias": 0},
-    "colwise_rep": {"weight": 0, "bias": 0},
-    "local_colwise": {"weight": 0, "bias": 0},
-    "packed_colwise": {"weight": 0, "bias": 0},
-    "rowwise": {"weight": 1},
-    "rowwise_rep": {"weight": 1},
-    "local_rowwise": {"weight": 1},
-    "embedding_rowwise": {"weight": 0},
-}
+# transformers' tensor-parallel styles whose tensors stay whole on every rank.
+_TP_WHOLE = ("replicate", "gather", "sequence_parallel", "isolate", "ep_router", "local",
+             "grouped_gemm")
+
+
+def _tp_dims(style: str) -> dict | None:
+    """The dimension each parameter of an nn.Linear / nn.Embedding (weights
+    out_features x in_features, num_embeddings x dim) splits along under a
+    transformers tensor-parallel style; None when it keeps tensors whole."""
+    if "packed" in style:
+        raise ValueError(f"tp_plan style {style!r}: packed weights are split per packed "
+                         f"part, which one dimension cannot express")
+    if "rowwise" in style and not style.startswith("embedding"):
+        return {"weight": 1}                # bias: whole
+    if "colwise" in style or style.startswith("embedding"):
+        return {"weight": 0, "bias": 0}
+    if style in _TP_WHOLE:
+        return None
+    raise ValueError(f"tp_plan: unknown style {style!r}")
 
 
 def shard_from_tp_plan(tp_plan: Mapping[str, str], prefix: str = "") -> dict:
     """A ``shard`` mapping from a transformers ``tp_plan`` ({module pattern with
-    ``*`` for layer indices: style}). Styles that keep whole tensors (such as
-    "replicate", "gather", "sequence_parallel") add no rule; an unknown style
-    raises ValueError. ``prefix`` is prepended to module names (e.g. "model."
-    when the plan is the base model's and the checkpoint's names are the causal
-    LM's)."""
+    ``*`` for layer indices: style}): "colwise" styles split weights and biases
+    along dimension 0, "rowwise" weights along 1 (their biases stay whole),
+    "embedding_rowwise" (vocabulary-parallel embeddings) along 0; styles that
+    keep tensors whole ("replicate", "gather", ...) add no rule; an unknown or
+    packed style raises ValueError. ``prefix`` is prepended to module names
+    (e.g. "model." when the plan is the base model's)."""
     out: dict = {}
     for module, style in tp_plan.items():
-        dims = _TP_STYLES.get(style)
-        if dims is None:
-            if style in ("replicate", "gather", "sequence_parallel", "isolate", "ep_router",
-                         "local", "grouped_gemm"):
-                continue
-            raise ValueError(f"tp_plan: unknown style {style!r} for {module!r}")
+        try:
+            dims = _tp_dims(style)
+        except ValueError as exc:
+            raise ValueError(f"{exc} (module {module!r})") from None
         stem = re.escape(prefix + module).replace(r"\*", r"\d+")
-        for param, dim in dims.items():
+        for param, dim in (dims or {}).items():
             out[rf"(^|\.){stem}\.{param}$"] = dim
     return out
