@@ -9,7 +9,6 @@
 // the option ignored on the no-CPU path.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <atomic>
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "devio/queue_set.h"
 #include "devio_fixture.h"
 #include "support/faulty_sys_ops.h"
 #include "sys/sys_ops.h"
@@ -180,12 +180,12 @@ TEST_P(DevioLL, TeardownWaitsForALateLLCompletion) {
 // Areas rewritten whole every 2 entries of a slot (instead of 2^20), with
 // reads of every size and staged requests interleaved on one slot.
 TEST_P(DevioLL, AreasRewrittenWholeKeepReadsExact) {
-  setenv("UFILE_DEVIO_LL_SCRUB_EVERY", "2", 1);
+  const uint32_t prev = devio::QueueSet::SetLLScrubEveryForTests(2);
   ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 1;
   p.queue_depth = 1;
   Make(p);
-  unsetenv("UFILE_DEVIO_LL_SCRUB_EVERY");
+  devio::QueueSet::SetLLScrubEveryForTests(prev);
   std::mt19937_64 rng(5);
   std::vector<uint8_t> buf(100000);
   for (int i = 0; i < 300; ++i) {
