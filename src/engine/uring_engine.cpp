@@ -129,8 +129,8 @@ class UringEngine final : public Engine {
     return RunOne(false, fd, buf, len, off, align, fixed);
   }
   // Buffered writes (align 1) go straight to pwrite: io_uring hands them to
-  // an io-wq worker, since they may block on the inode lock, and one writer
-  // moved 3-17 % fewer bytes per second that way (H100).
+  // an io-wq worker, since they may block on the inode lock, and that extra
+  // hand-off slows a writer (docs/DESIGN.md).
   Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
                        int fixed) override {
     if (align <= 1) return PwriteFull(fd, buf, len, off, align);
