@@ -363,11 +363,46 @@ TEST(BufferedReopen, KeepsTheDescriptorsSyncFlags) {
   }
 }
 
-TEST(CudaSeam, NeedsAGpu) {
-  // Copy faults (ScopedCudaOverride on cuMemcpyHtoDAsync, ...) are only
-  // reachable with device memory; those tests live in tests/gpu.
-  if (!Cuda().available) GTEST_SKIP() << "no usable GPU: " << Cuda().why_unavailable;
-  GTEST_SKIP() << "CUDA copy faults are covered by the gpu-labelled tests";
+// Copy faults (ScopedCudaOverride on cuMemcpyHtoDAsync, ...) need device
+// memory; tests/gpu injects them. What holds on every machine: host memory
+// never reaches the copy entry points, with or without a GPU, and without
+// one the driver opens and says why CUDA is unusable.
+std::atomic<int> g_copy_calls{0};
+CUresult CountedHtoD(CUdeviceptr, const void *, size_t, CUstream) {
+  ++g_copy_calls;
+  return CUDA_ERROR_UNKNOWN;
+}
+CUresult CountedDtoH(void *, CUdeviceptr, size_t, CUstream) {
+  ++g_copy_calls;
+  return CUDA_ERROR_UNKNOWN;
+}
+
+TEST(CudaSeam, HostMemoryNeverReachesTheCopyEntryPoints) {
+  CloseAll();
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  if (!Cuda().available) {
+    EXPECT_FALSE(Cuda().why_unavailable.empty());
+  }
+  ScopedCudaOverride htod(&CudaApi::cuMemcpyHtoDAsync, &CountedHtoD);
+  ScopedCudaOverride dtoh(&CudaApi::cuMemcpyDtoHAsync, &CountedDtoH);
+  TempDir dir;
+  const std::vector<uint8_t> data = RandomBytes(3 << 20, 9);
+  WriteWholeFile(dir.File("f"), data);
+  const int fd = ::open(dir.File("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  CUfileDescr_t d{};
+  d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+  std::vector<uint8_t> buf(data.size());
+  EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), static_cast<ssize_t>(buf.size()));
+  EXPECT_TRUE(buf == data);
+  EXPECT_EQ(cuFileWrite(fh, buf.data(), buf.size(), 4096, 0), static_cast<ssize_t>(buf.size()));
+  EXPECT_EQ(g_copy_calls.load(), 0);
+  cuFileHandleDeregister(fh);
+  ::close(fd);
+  CloseAll();
 }
 
 }  // namespace
