@@ -319,8 +319,8 @@ void QueueSet::StartHelper(uint32_t path) {
   const uint64_t per_queue = p_.queue_depth * p_.staging_bytes;
   for (uint32_t i = 0; i < p_.num_queues; ++i) {
     uint8_t *ll = ll_ ? static_cast<uint8_t *>(ll_->host()) + i * LLQueueBytes() : nullptr;
-    pq.push_back({rings[i], reinterpret_cast<uint64_t>(staging_->host()) + i * per_queue,
-                  per_queue, ll});
+    pq.push_back(
+        {rings[i], reinterpret_cast<uint64_t>(staging_->host()) + i * per_queue, per_queue, ll});
   }
   std::vector<ProxyFile> pf;
   for (size_t i = 0; i < fds_.size(); ++i) pf.push_back({fds_[i], aligns_[i]});
@@ -336,7 +336,9 @@ void QueueSet::StartHelper(uint32_t path) {
   proxy_ = std::make_unique<Proxy>(std::move(pq), std::move(pf), po);
 }
 
-uint32_t QueueSet::SetLLScrubEveryForTests(uint32_t n) { return g_ll_scrub_every.exchange(n); }
+uint32_t QueueSet::SetLLScrubEveryForTests(uint32_t n) {
+  return g_ll_scrub_every.exchange(n);
+}
 
 QueueSet::~QueueSet() { Teardown(); }
 

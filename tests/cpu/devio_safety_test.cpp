@@ -23,7 +23,6 @@ namespace {
 using devio::ThreadGroup;
 using devio::Ticket;
 
-
 class DevioSafety : public ::testing::Test {
  protected:
   TempDir dir_;
