@@ -16,11 +16,10 @@ namespace {
 constexpr const char *kSubmit = "cuFileBatchIOSubmit";
 constexpr unsigned kMaxGroup = 128;
 // With io_uring a group's entries are in flight together, and each group
-// costs a thread wake-up and a GPU launch: on the H100 (2026-11-22), 128 x
-// 4 KiB reads a batch ran at 690K IOPS in groups of 8 and 802K in groups of
-// 32 from one thread (1.80M and 2.15M from four), at 2.5x less CPU.
-// The POSIX engine moves one entry at a time, so there the entries are
-// spread over the pool threads instead.
+// costs a thread wake-up and a GPU launch: groups of 32 small entries give
+// more IOPS per CPU than smaller ones (docs/ASYNC.md). The POSIX engine
+// moves one entry at a time, so there the entries are spread over the pool
+// threads instead.
 constexpr unsigned kUringMinGroup = 32;
 
 // The smallest group: UFILE_BATCH_GROUP_MIN=n if set (to measure the trade),

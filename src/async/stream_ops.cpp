@@ -251,7 +251,10 @@ Status RunNow(const StreamIoArgs &a, unsigned flags, const Fixed &f, Runtime &rt
     CUresult res = StreamBackend::Current().Synchronize(stream);
     if (res != CUDA_SUCCESS) return CudaFailure(a.fn, "cuStreamSynchronize", res);
   }
-  Result<IoRequest> req = PrepareNow(a, flags, f, rt, file, Access::kChecked);
+  // The wait may be long and the descriptor may change during it: checked
+  // again after one, as an enqueued operation checks when it runs.
+  const Access access = sync ? Access::kCheck : Access::kChecked;
+  Result<IoRequest> req = PrepareNow(a, flags, f, rt, file, access);
   if (!req.ok()) {
     *a.bytes_p = req.status().ToStreamReturn();
     return req.status();

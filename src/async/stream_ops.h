@@ -17,7 +17,8 @@
 // streams. A stream is held only while its own I/O runs.
 // The NULL stream, and every stream when stream memory operations are
 // bypassed (stream_memops_bypass) or no pinned flag can be had, run the I/O
-// on the calling thread after synchronizing the stream.
+// on the calling thread after synchronizing the stream (and checking the
+// descriptor again, as an enqueued operation does when it runs).
 // Each operation holds a Driver::OpGuard until retired: cuFileDriverClose
 // waits for stream work that was enqueued before it.
 // Thread-safety: all functions may be called from any thread.

@@ -2,8 +2,9 @@
 // CUDA installs /etc/cufile.json with NVIDIA's defaults, tuned for its own
 // nvidia-fs data path: 4 I/O threads, requests split only above 8 MiB,
 // 16 MiB staging slabs. Those values describe NVIDIA's pipeline, not a
-// choice of the machine's owner, and held ufile to 18-25 GB/s on hot reads
-// against 45-51 when sized from the machine (H200). So where the system file holds exactly NVIDIA's
+// choice of the machine's owner, and they hold ufile's hot reads to about
+// half the bytes per second it moves when sized from the machine
+// (docs/CONFIG.md). So where the system file holds exactly NVIDIA's
 // shipped value for one of ufile's pipeline-geometry keys, ufile treats the
 // key as unset and sizes itself from the machine. Any other value, and any
 // value from CUFILE_ENV_PATH_JSON, the environment or the API, is honoured.

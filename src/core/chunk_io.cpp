@@ -7,12 +7,12 @@
 #include <cerrno>
 
 #include "base/log.h"
+#include "engine/posix_io.h"
 #include "sys/sys_ops.h"
 
 namespace ufile {
 namespace {
 
-constexpr int kMaxEagainRetries = 1000;  // ~1 s of 1 ms sleeps, as engine/posix_io
 constexpr size_t kPage = 4096;
 
 std::atomic<uint64_t> g_cached_bytes{0};
@@ -26,28 +26,18 @@ bool PageResident(int fd, off_t off) {
   return SysOps::Current().CachedPages(fd, at, kPage, &pages) != 0 || pages > 0;
 }
 
-// A user-space filesystem's callback, looped like pread: bytes or -errno.
+// A user-space filesystem's callback, looped like pread: bytes or -errno (a
+// value outside -4095..-2, -1 included, counts as EIO).
 template <class Fn>
 Result<size_t> CallbackLoop(const char *what, Fn fn, size_t len) {
-  size_t done = 0;
-  int eagain = 0;
-  while (done < len) {
-    ssize_t n = fn(done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-      continue;
-    }
-    if (n == 0) break;
-    if (n == -EINTR) continue;
-    if (n == -EAGAIN && ++eagain <= kMaxEagainRetries) {
-      usleep(1000);
-      continue;
-    }
-    const int err = n < -4095 || n == -1 ? EIO : static_cast<int>(-n);
-    UFILE_LOG_ERROR("user-space filesystem %s callback failed: %zd", what, n);
-    return Status::Errno(err);
-  }
-  return done;
+  ssize_t last = 0;
+  const LoopEnd end = RetryLoop(len, 1, [&](size_t done) -> ssize_t {
+    last = fn(done);
+    return last < -4095 || last == -1 ? -EIO : last;
+  });
+  if (end.err == 0) return end.done;
+  UFILE_LOG_ERROR("user-space filesystem %s callback failed: %zd", what, last);
+  return Status::Errno(end.err);
 }
 
 // Runs op on the O_DIRECT descriptor, then finishes any unaligned remainder

@@ -24,10 +24,8 @@ namespace {
 constexpr size_t kMinSplitChunk = 1 << 20;
 // O_DIRECT chunks are larger: the kernel already spreads one large direct
 // read or write over the device's queue, while every chunk costs a
-// submission, a wake-up and a copy (about 100 us of CPU per chunk on the
-// H100 machine's virtio disk). At 16 MiB, 4 MiB chunks used 0.05-0.06 CPU
-// s/GB where 1 MiB chunks used 0.10-0.14, at speeds within the disk's
-// run-to-run spread.
+// submission, a wake-up and a copy. Fewer, larger chunks take less CPU per
+// byte and keep the disk as busy (docs/DESIGN.md).
 constexpr size_t kMinDirectChunk = 4u << 20;
 
 // Moves one chunk between the file and CPU-addressable memory at dst.
@@ -252,21 +250,18 @@ size_t ChunkSize(Runtime &rt, const IoRequest &req, bool staged, bool direct, si
 }
 
 // Reads into GPU memory from 32 MiB to under 512 MiB go through the pipeline
-// (core/read_pipeline). Measured on the H100 machine: at 64 MiB it moved
-// 1.3-1.5x the bytes per second of the double
-// buffering below; at 256 MiB 0.8-1.2x (median 1.04x) with a quarter less CPU. At 16 MiB
-// it was slower (its fixed costs and 256 KiB reads do not pay off), and at
-// 1 GiB its one copy stream varied from 26 to 48 GB/s between runs where the
-// double buffering's sixteen streams held 45-48.
+// (core/read_pipeline): in that range it moves bytes as fast as the double
+// buffering below or faster, with less CPU. Below it, its fixed costs and
+// 256 KiB reads do not pay off; above it, its one copy stream is less steady
+// than the double buffering's many (docs/DESIGN.md).
 constexpr size_t kPipelineMinBytes = 32u << 20;
 constexpr size_t kPipelineMaxBytes = 512u << 20;
 
 // Only a request that had the pool to itself when it started: with other
-// split requests running, its share of helpers double-buffers instead (at 8
-// callers of 64-256 MiB the pipeline gave 26-28 GB/s, the double buffering 52).
-// Not O_DIRECT reads from the disk: they wait on it, not on the copies, and the
-// double buffering's 4 MiB chunks and sleeping waits moved them as fast with
-// a fifth to a quarter less CPU (cold 64 and 256 MiB).
+// split requests running, its share of helpers double-buffers instead, which
+// moves concurrent callers' bytes faster. Not O_DIRECT reads from the disk:
+// they wait on it, not on the copies, and the double buffering's 4 MiB chunks
+// and sleeping waits move them as fast with less CPU.
 bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolShare &share) {
   return needs_copy && !direct && !req.write && req.size >= kPipelineMinBytes &&
          req.size < kPipelineMaxBytes && share.parts() > 1 && share.alone();
@@ -274,9 +269,9 @@ bool Pipelined(const IoRequest &req, bool needs_copy, bool direct, const PoolSha
 
 // Whether the request may be spread over helpers at all. Buffered writes to
 // one file run one at a time under its inode lock (ext4, XFS, btrfs), so
-// helpers would only spin on it. One participant, whose double buffering
-// overlaps its GPU copies with its writes, moved 5.5-5.8 GB/s where sixteen
-// moved 5.0-5.2, with an eighth of the CPU (H100).
+// helpers would only spin on it: one participant, whose double buffering
+// overlaps its GPU copies with its writes, is as fast as many, with a
+// fraction of their CPU.
 bool Splittable(Runtime &rt, const IoRequest &req, bool direct) {
   if (req.size < rt.min_split_bytes()) return false;
   return !req.write || direct || req.file->is_fs_ops();
@@ -313,9 +308,8 @@ Result<size_t> ExecuteIo(Runtime &rt, const IoRequest &req) {
   job.chunk_size = in.chunk_size;
   job.lease_size = std::min(in.chunk_size, (req.size + 4095) / 4096 * 4096);
   // O_DIRECT chunks wait on storage, so a participant sleeps on its staging
-  // copies instead of spinning (H100: a third less CPU for O_DIRECT writes,
-  // as fast; sleeping and polling instead of blocking events took another
-  // 6-32 % off cold reads and writes).
+  // copies instead of spinning: its time goes to the disk, and a spin on the
+  // copies would only burn CPU (gpu/copy_wait.h says how it sleeps).
   job.sleep_on_copies = disk;
 
   CUcontext ctx = nullptr;

@@ -5,9 +5,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -57,12 +57,9 @@ int ErrnoOf(const Status &st) {
 
 int DupFd(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
 
-// Tests only: UFILE_DEVIO_LL_SCRUB_EVERY=n rewrites LL areas whole every n
-// entries of a slot (the default, 2^20, is too rare to exercise).
-uint32_t LLScrubEveryForTests() {
-  const char *e = std::getenv("UFILE_DEVIO_LL_SCRUB_EVERY");
-  return e ? static_cast<uint32_t>(std::strtoul(e, nullptr, 10)) : 0;
-}
+// SetLLScrubEveryForTests: 0, or how often sets created from now on rewrite
+// their LL areas whole.
+std::atomic<uint32_t> g_ll_scrub_every{0};
 
 }  // namespace
 
@@ -236,52 +233,14 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
   if (int r = Normalize(&s->p_)) return r;
   if (!handles || n == 0 || n > kMaxFiles) return -EINVAL;
   if (int r = s->OpenFiles(handles, n)) return r;
-  CudaApi &cu = Cuda();
-  if (s->p_.device >= 0) {
-    if (!cu.available || s->p_.device >= cu.device_count) {
-      UFILE_LOG_ERROR("ufile_devio_create: no CUDA device %d: %s", s->p_.device,
-                      cu.available ? "ordinal out of range" : cu.why_unavailable.c_str());
-      return -ENODEV;
-    }
-    CUdevice dev = 0;
-    CUresult r = cu.cuDeviceGet(&dev, s->p_.device);
-    if (r == CUDA_SUCCESS) r = cu.cuDevicePrimaryCtxRetain(&s->ctx_, dev);
-    if (r != CUDA_SUCCESS) {
-      UFILE_LOG_ERROR("ufile_devio_create: primary context: %s", CudaErrorString(r).c_str());
-      return -EIO;
-    }
-  }
+  if (int r = s->RetainDevice()) return r;
   ScopedContext scope(s->ctx_);
   Result<std::unique_ptr<HostRegion>> st =
       HostRegion::Map(s->p_.num_queues * s->p_.queue_depth * s->p_.staging_bytes);
   if (!st.ok()) return ErrnoOf(st.status());
   s->staging_ = std::move(st.value());
-
-  std::string why;
   uint32_t path = UFILE_DEVIO_PATH_PROXY;
-  if (s->p_.path != UFILE_DEVIO_PATH_PROXY) {
-    if (s->BuildUringRings(&why)) {
-      path = UFILE_DEVIO_PATH_NOCPU;
-    } else if (s->p_.path == UFILE_DEVIO_PATH_NOCPU) {
-      UFILE_LOG_ERROR("ufile_devio_create: no-CPU path unavailable: %s", why.c_str());
-      return -EOPNOTSUPP;
-    } else {
-      UFILE_LOG_WARN("devio: no-CPU path unavailable (%s); using the proxy path", why.c_str());
-      s->rings_.clear();
-    }
-  }
-  if (path == UFILE_DEVIO_PATH_PROXY) {
-    s->BuildProxyRings();
-    if (s->rings_.size() != s->p_.num_queues) return -ENOMEM;
-    if (s->p_.options & UFILE_DEVIO_OPT_LL) {
-      Result<std::unique_ptr<HostRegion>> ll = HostRegion::Map(s->p_.num_queues * s->LLQueueBytes());
-      if (!ll.ok()) return ErrnoOf(ll.status());
-      s->ll_ = std::move(ll.value());
-    }
-  } else if (s->p_.options & UFILE_DEVIO_OPT_LL) {
-    UFILE_LOG_INFO("devio: LL reads need the proxy path; not used on the no-CPU path");
-    s->p_.options &= ~UFILE_DEVIO_OPT_LL;
-  }
+  if (int r = s->BuildRings(&path)) return r;
   s->view_.path = path;
   if (s->ctx_) {
     Status m = s->staging_->MapToGpu();
@@ -290,32 +249,7 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
     if (!m.ok()) return ErrnoOf(m);
   }
   if (int r = s->BuildControl()) return r;
-
-  std::vector<Ring *> rings;
-  for (auto &r : s->rings_) rings.push_back(r.get());
-  if (path == UFILE_DEVIO_PATH_NOCPU) {
-    s->waker_ = std::make_unique<Waker>(std::move(rings), s->p_.wake_poll_us);
-  } else {
-    std::vector<ProxyQueue> pq;
-    const uint64_t per_queue = s->p_.queue_depth * s->p_.staging_bytes;
-    for (uint32_t i = 0; i < s->p_.num_queues; ++i) {
-      uint8_t *ll = s->ll_ ? static_cast<uint8_t *>(s->ll_->host()) + i * s->LLQueueBytes()
-                           : nullptr;
-      pq.push_back({rings[i], reinterpret_cast<uint64_t>(s->staging_->host()) + i * per_queue,
-                    per_queue, ll});
-    }
-    std::vector<ProxyFile> pf;
-    for (size_t i = 0; i < s->fds_.size(); ++i) pf.push_back({s->fds_[i], s->aligns_[i]});
-    ProxyOptions po;
-    po.threads = s->p_.proxy_threads;
-    po.spin_us = s->p_.proxy_spin_us;
-    po.poll_us = s->p_.wake_poll_us;
-    po.depth = s->p_.queue_depth;
-    po.ll_max = s->ll_ ? s->LLMax() : 0;
-    po.ll_staged = (s->p_.options & UFILE_DEVIO_OPT_LL_STAGED) != 0;
-    if (s->ll_ && LLScrubEveryForTests()) po.ll_scrub_every = LLScrubEveryForTests();
-    s->proxy_ = std::make_unique<Proxy>(std::move(pq), std::move(pf), po);
-  }
+  s->StartHelper(path);
   UFILE_LOG_INFO("devio: %u queues x %u slots x %llu bytes, %zu files, path %s%s, GPU %d",
                  s->p_.num_queues, s->p_.queue_depth,
                  static_cast<unsigned long long>(s->p_.staging_bytes), s->files_.size(),
@@ -323,6 +257,87 @@ int QueueSet::Create(const CUfileHandle_t *handles, unsigned n, const ufile_devi
                  s->p_.device);
   *out = std::move(s);
   return 0;
+}
+
+int QueueSet::RetainDevice() {
+  if (p_.device < 0) return 0;
+  CudaApi &cu = Cuda();
+  if (!cu.available || p_.device >= cu.device_count) {
+    UFILE_LOG_ERROR("ufile_devio_create: no CUDA device %d: %s", p_.device,
+                    cu.available ? "ordinal out of range" : cu.why_unavailable.c_str());
+    return -ENODEV;
+  }
+  CUdevice dev = 0;
+  CUresult r = cu.cuDeviceGet(&dev, p_.device);
+  if (r == CUDA_SUCCESS) r = cu.cuDevicePrimaryCtxRetain(&ctx_, dev);
+  if (r != CUDA_SUCCESS) {
+    UFILE_LOG_ERROR("ufile_devio_create: primary context: %s", CudaErrorString(r).c_str());
+    return -EIO;
+  }
+  return 0;
+}
+
+int QueueSet::BuildRings(uint32_t *path) {
+  std::string why;
+  *path = UFILE_DEVIO_PATH_PROXY;
+  if (p_.path != UFILE_DEVIO_PATH_PROXY) {
+    if (BuildUringRings(&why)) {
+      *path = UFILE_DEVIO_PATH_NOCPU;
+    } else if (p_.path == UFILE_DEVIO_PATH_NOCPU) {
+      UFILE_LOG_ERROR("ufile_devio_create: no-CPU path unavailable: %s", why.c_str());
+      return -EOPNOTSUPP;
+    } else {
+      UFILE_LOG_WARN("devio: no-CPU path unavailable (%s); using the proxy path", why.c_str());
+      rings_.clear();
+    }
+  }
+  if (*path == UFILE_DEVIO_PATH_NOCPU) {
+    if (p_.options & UFILE_DEVIO_OPT_LL) {
+      UFILE_LOG_INFO("devio: LL reads need the proxy path; not used on the no-CPU path");
+      p_.options &= ~UFILE_DEVIO_OPT_LL;
+    }
+    return 0;
+  }
+  BuildProxyRings();
+  if (rings_.size() != p_.num_queues) return -ENOMEM;
+  if (p_.options & UFILE_DEVIO_OPT_LL) {
+    Result<std::unique_ptr<HostRegion>> ll = HostRegion::Map(p_.num_queues * LLQueueBytes());
+    if (!ll.ok()) return ErrnoOf(ll.status());
+    ll_ = std::move(ll.value());
+  }
+  return 0;
+}
+
+void QueueSet::StartHelper(uint32_t path) {
+  std::vector<Ring *> rings;
+  for (auto &r : rings_) rings.push_back(r.get());
+  if (path == UFILE_DEVIO_PATH_NOCPU) {
+    waker_ = std::make_unique<Waker>(std::move(rings), p_.wake_poll_us);
+    return;
+  }
+  std::vector<ProxyQueue> pq;
+  const uint64_t per_queue = p_.queue_depth * p_.staging_bytes;
+  for (uint32_t i = 0; i < p_.num_queues; ++i) {
+    uint8_t *ll = ll_ ? static_cast<uint8_t *>(ll_->host()) + i * LLQueueBytes() : nullptr;
+    pq.push_back(
+        {rings[i], reinterpret_cast<uint64_t>(staging_->host()) + i * per_queue, per_queue, ll});
+  }
+  std::vector<ProxyFile> pf;
+  for (size_t i = 0; i < fds_.size(); ++i) pf.push_back({fds_[i], aligns_[i]});
+  ProxyOptions po;
+  po.threads = p_.proxy_threads;
+  po.spin_us = p_.proxy_spin_us;
+  po.poll_us = p_.wake_poll_us;
+  po.depth = p_.queue_depth;
+  po.ll_max = ll_ ? LLMax() : 0;
+  po.ll_staged = (p_.options & UFILE_DEVIO_OPT_LL_STAGED) != 0;
+  const uint32_t scrub = g_ll_scrub_every.load(std::memory_order_relaxed);
+  if (ll_ && scrub) po.ll_scrub_every = scrub;
+  proxy_ = std::make_unique<Proxy>(std::move(pq), std::move(pf), po);
+}
+
+uint32_t QueueSet::SetLLScrubEveryForTests(uint32_t n) {
+  return g_ll_scrub_every.exchange(n);
 }
 
 QueueSet::~QueueSet() { Teardown(); }

@@ -44,10 +44,21 @@ class QueueSet {
   static bool ProbeNoCpu(std::string *why);
   // Checks and completes params (defaults for zero fields); -EINVAL if bad.
   static int Normalize(ufile_devio_params_t *p);
+  // Tests: sets created from now on rewrite an LL area whole every n entries
+  // of its slot (0: the default, 2^20, too rare to exercise). Returns the
+  // previous value.
+  static uint32_t SetLLScrubEveryForTests(uint32_t n);
 
  private:
   QueueSet() = default;
   int OpenFiles(const CUfileHandle_t *handles, unsigned n);
+  // The primary context of p_.device (none for a host-only set): 0 or -errno.
+  int RetainDevice();
+  // One ring per queue, for the no-CPU path where p_ allows and it works,
+  // else the proxy's (and its LL areas); *path: the path they serve.
+  int BuildRings(uint32_t *path);
+  // The Waker (no-CPU) or the Proxy that serves the rings.
+  void StartHelper(uint32_t path);
   bool BuildUringRings(std::string *why);
   void BuildProxyRings();
   int BuildControl();

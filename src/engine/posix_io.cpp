@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "engine/posix_io.h"
 
-#include <unistd.h>
-
 #include <cerrno>
 
 #include "base/log.h"
@@ -11,32 +9,17 @@
 namespace ufile {
 namespace {
 
-constexpr int kMaxEagainRetries = 1000;  // ~1 s of 1 ms sleeps
-
-// Runs op(done) until len bytes moved, op returns 0 (EOF) or a hard error.
+// Runs op(done) (a syscall: bytes, or -1 and errno) through RetryLoop.
 template <class Op>
 Result<size_t> Loop(const char *what, int fd, size_t len, off_t off, size_t align, Op op) {
-  size_t done = 0;
-  int eagain = 0;
-  while (done < len) {
-    ssize_t n = op(done);
-    if (n > 0) {
-      done += static_cast<size_t>(n);
-      if (align > 1 && done % align != 0) break;
-      continue;
-    }
-    if (n == 0) break;  // end of file (reads) or a device that takes nothing
-    int err = errno;
-    if (err == EINTR) continue;
-    if (err == EAGAIN && ++eagain <= kMaxEagainRetries) {
-      usleep(1000);
-      continue;
-    }
-    UFILE_LOG_ERROR("%s(fd %d, %zu bytes at %lld) failed: errno %d", what, fd, len - done,
-                    static_cast<long long>(off) + static_cast<long long>(done), err);
-    return Status::Errno(err);
-  }
-  return done;
+  const LoopEnd end = RetryLoop(len, align, [&](size_t done) -> ssize_t {
+    const ssize_t n = op(done);
+    return n < 0 ? -(errno ? errno : EIO) : n;
+  });
+  if (end.err == 0) return end.done;
+  UFILE_LOG_ERROR("%s(fd %d, %zu bytes at %lld) failed: errno %d", what, fd, len - end.done,
+                  static_cast<long long>(off) + static_cast<long long>(end.done), end.err);
+  return Status::Errno(end.err);
 }
 
 }  // namespace

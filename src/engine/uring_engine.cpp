@@ -9,7 +9,8 @@
 // buffer moves as a registered buffer (READ_FIXED / WRITE_FIXED, see
 // engine/ring_registry.h), and a registered handle's descriptor as a
 // registered file, when the engine is configured so. Submissions and
-// waits go through the SysOps seam (tests inject a failed submission). A
+// completions go through the SysOps seam (tests inject a failed submission
+// and a completion's result: an errno, a short count). A
 // short or failed-with-EAGAIN piece is finished by the POSIX loop, which also
 // knows how to stop at an unaligned end of file; a page-cache-only read
 // (RWF_NOWAIT in the SQE) is not: it returns its resident prefix.
@@ -129,8 +130,8 @@ class UringEngine final : public Engine {
     return RunOne(false, fd, buf, len, off, align, fixed);
   }
   // Buffered writes (align 1) go straight to pwrite: io_uring hands them to
-  // an io-wq worker, since they may block on the inode lock, and one writer
-  // moved 3-17 % fewer bytes per second that way (H100).
+  // an io-wq worker, since they may block on the inode lock, and that extra
+  // hand-off slows a writer (docs/DESIGN.md).
   Result<size_t> Write(int fd, const void *buf, size_t len, off_t off, size_t align,
                        int fixed) override {
     if (align <= 1) return PwriteFull(fd, buf, len, off, align);
@@ -191,7 +192,7 @@ int SubmitAll(io_uring *ring, unsigned depth, const EngineOp *ops, std::vector<P
     queued -= static_cast<size_t>(r);
     submitted += static_cast<size_t>(r);
     io_uring_cqe *cqe = nullptr;
-    while (submitted > 0 && io_uring_peek_cqe(ring, &cqe) == 0) reap(cqe);
+    while (submitted > 0 && sys.UringPeekCqe(ring, &cqe) == 0) reap(cqe);
   }
   return 0;
 }

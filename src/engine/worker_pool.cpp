@@ -75,9 +75,8 @@ void WorkerPool::Run(size_t n, const std::function<void(size_t)> &fn) {
   }
   // Only sleeping threads need a wake-up, and only as many as there are
   // offers: busy ones find the work when done, and a thread woken for
-  // nothing costs a context switch. Waking all 15 idle threads for the 3
-  // offers of a 16 MiB O_DIRECT request cost 16-33 % more CPU s/GB, and
-  // 16 MiB reads from 4 callers 9-14 % of their GB/s (H100).
+  // nothing costs a context switch, CPU and, under concurrent callers,
+  // their bytes per second.
   const size_t asleep = sleeping_.load(std::memory_order_acquire);
   if (asleep > 0) {
     if (helpers >= asleep)
@@ -120,9 +119,8 @@ void WorkerPool::Loop() {
   t_in_pool = true;
   NameThisThread("ufile-pool");
   for (;;) {
-    // No spinning before sleeping: measured on the H200 (2026-11-22), a
-    // 50 us spin did not speed up 16 MiB reads and tripled the CPU time
-    // per GB of writes and cold reads.
+    // No spinning before sleeping: work arrives a request at a time, so a
+    // short spin rarely finds any and costs CPU on every idle thread.
     std::function<void()> task;
     {
       std::unique_lock<std::mutex> lock(mu_);

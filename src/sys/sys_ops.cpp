@@ -65,6 +65,9 @@ int SysOps::UringQueueInit(unsigned entries, struct io_uring *ring, unsigned fla
 int SysOps::UringSubmit(struct io_uring *ring, unsigned wait_nr) {
   return io_uring_submit_and_wait(ring, wait_nr);
 }
+int SysOps::UringPeekCqe(struct io_uring *ring, struct io_uring_cqe **cqe) {
+  return io_uring_peek_cqe(ring, cqe);
+}
 int SysOps::UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe) {
   return io_uring_wait_cqe(ring, cqe);
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The seam between ufile and the kernel's file API. Every file syscall of the
-// data path, io_uring set-up, submission and waits included, goes through
-// SysOps, so tests can install a faulty implementation (EIO at chunk k, short
-// transfers, EINTR, ENOSPC, a failed io_uring submission, ...). Calls return
+// data path, io_uring set-up, submission and completions included, goes
+// through SysOps, so tests can install a faulty implementation (EIO at chunk
+// k, short transfers, EINTR, ENOSPC, a failed io_uring submission, a
+// completion's result, ...). Calls return
 // the syscall's result and leave errno as the syscall left it.
 // Thread-safety: Current() may be called from any thread; Install() is for
 // tests and must not race with I/O.
@@ -42,6 +43,8 @@ class SysOps {
   virtual int UringQueueInit(unsigned entries, struct io_uring *ring, unsigned flags);
   // io_uring_submit_and_wait: SQEs taken by the kernel, or -errno.
   virtual int UringSubmit(struct io_uring *ring, unsigned wait_nr);
+  // io_uring_peek_cqe: 0 and a completion, or -EAGAIN when none is ready.
+  virtual int UringPeekCqe(struct io_uring *ring, struct io_uring_cqe **cqe);
   // io_uring_wait_cqe: 0 or -errno.
   virtual int UringWaitCqe(struct io_uring *ring, struct io_uring_cqe **cqe);
   // io_uring_register_buffers_sparse: an empty table of nr fixed buffers.

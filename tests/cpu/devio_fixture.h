@@ -9,8 +9,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -105,6 +108,34 @@ class SlowReads : public SysOps {
 
  private:
   int delay_ms_;
+};
+
+// Reads held until Open(), for 30 s at most (a wait that is not bounded then
+// fails instead of hanging); counts the reads that have finished.
+class HeldReads : public SysOps {
+ public:
+  ~HeldReads() override { Open(); }
+  ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(30), [this] { return open_; });
+    }
+    const ssize_t n = SysOps::Pread(fd, buf, len, off);
+    finished_.fetch_add(1);
+    return n;
+  }
+  void Open() {
+    std::lock_guard<std::mutex> lock(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+  int finished() const { return finished_.load(); }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool open_ = false;
+  std::atomic<int> finished_{0};
 };
 
 // Every submitted request was reaped once, none went stale or timed out.

@@ -9,7 +9,6 @@
 // the option ignored on the no-CPU path.
 #include <fcntl.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <atomic>
 #include <cerrno>
@@ -19,6 +18,7 @@
 #include <thread>
 #include <vector>
 
+#include "devio/queue_set.h"
 #include "devio_fixture.h"
 #include "support/faulty_sys_ops.h"
 #include "sys/sys_ops.h"
@@ -138,21 +138,21 @@ TEST_P(DevioLL, ErrorsArriveAsResults) {
 }
 
 TEST_P(DevioLL, WaitIsBoundedAndTheAbandonedSlotComesBack) {
-  SlowReads slow(300);
-  ScopedSysOps scope(&slow);
+  HeldReads held;
+  ScopedSysOps scope(&held);
   ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 1;
   p.queue_depth = 1;  // the next read needs the abandoned slot
   Make(p);
   std::vector<uint8_t> buf(4096);
-  const auto t0 = Clock::now();
   EXPECT_EQ(HostTransfer(v_, 0, 0, false, buf.data(), 4096, 0, 30 * 1000 * 1000),
             -UFILE_DEVIO_ETIMEDOUT);
-  EXPECT_LT(Clock::now() - t0, std::chrono::milliseconds(250)) << "the wait was not bounded";
+  EXPECT_EQ(held.finished(), 0) << "the wait ended after the read: not bounded by its timeout";
   EXPECT_EQ(devio::SlotState(v_.queues[0].slots[0]), devio::kSlotAbandonedLL);
   // Nothing free until the late read posts its header.
   Ticket none = devio::Submit(ThreadGroup{}, v_, 0, 0, false, buf.data(), 4096, 0, false, 0);
   EXPECT_EQ(none.status, -UFILE_DEVIO_EAGAIN);
+  held.Open();
   // Destroy waits for the request in flight (the slot itself is not held).
   EXPECT_EQ(HostTransfer(v_, 0, 0, false, buf.data(), 4096, 4096), 4096);
   EXPECT_EQ(0, memcmp(buf.data(), file_.data().data() + 4096, 4096));
@@ -163,29 +163,34 @@ TEST_P(DevioLL, WaitIsBoundedAndTheAbandonedSlotComesBack) {
 }
 
 TEST_P(DevioLL, TeardownWaitsForALateLLCompletion) {
-  SlowReads slow(200);
-  ScopedSysOps scope(&slow);
+  HeldReads held;
+  ScopedSysOps scope(&held);
   ufile_devio_params_t p = LLParams(GetParam());
-  p.destroy_wait_ms = 3000;
+  p.destroy_wait_ms = 20000;
   Make(p);
   std::vector<uint8_t> buf(4096);
   EXPECT_EQ(HostTransfer(v_, 0, 0, false, buf.data(), 4096, 0, 20 * 1000 * 1000),
             -UFILE_DEVIO_ETIMEDOUT);
-  const auto t0 = Clock::now();
+  // The read is let go while Destroy runs (or before: either way Destroy
+  // must return after it).
+  std::thread opener([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    held.Open();
+  });
   EXPECT_EQ(q_.Destroy(), 0);
-  EXPECT_GE(Clock::now() - t0, std::chrono::milliseconds(100))
-      << "freed the LL area while the proxy was still to write it";
+  EXPECT_EQ(held.finished(), 1) << "freed the LL area while the proxy was still to write it";
+  opener.join();
 }
 
 // Areas rewritten whole every 2 entries of a slot (instead of 2^20), with
 // reads of every size and staged requests interleaved on one slot.
 TEST_P(DevioLL, AreasRewrittenWholeKeepReadsExact) {
-  setenv("UFILE_DEVIO_LL_SCRUB_EVERY", "2", 1);
+  const uint32_t prev = devio::QueueSet::SetLLScrubEveryForTests(2);
   ufile_devio_params_t p = LLParams(GetParam());
   p.num_queues = 1;
   p.queue_depth = 1;
   Make(p);
-  unsetenv("UFILE_DEVIO_LL_SCRUB_EVERY");
+  devio::QueueSet::SetLLScrubEveryForTests(prev);
   std::mt19937_64 rng(5);
   std::vector<uint8_t> buf(100000);
   for (int i = 0; i < 300; ++i) {

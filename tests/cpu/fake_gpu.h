@@ -104,6 +104,7 @@ class FakeGpu : public StreamBackend {
   }
   CUresult Synchronize(CUstream s) override {
     ++syncs;
+    if (on_sync) on_sync();
     if (s) Of(s).Sync();
     return CUDA_SUCCESS;
   }
@@ -112,6 +113,7 @@ class FakeGpu : public StreamBackend {
   std::atomic<int> fail_write_at{0};  // the nth WriteValue fails (1-based; 0: none)
   std::atomic<int> fail_wait_at{0};
   std::atomic<int> syncs{0};
+  std::function<void()> on_sync;  // run as Synchronize starts
   CUstream capturing = nullptr;
 
  private:

@@ -8,15 +8,21 @@
 // WriteAsync over a fake stream store -1 in *bytes. Every wait is bounded by
 // a watchdog, and after each fault the same I/O succeeds. Last, staging
 // buffers failing to allocate (sync, batch and stream paths).
-// The POSIX engine (AsyncFixture) makes every transfer go through SysOps.
+// Each runs on the POSIX engine (AsyncFixture) and on io_uring, whose
+// completions carry the faults (support/faulty_sys_ops.h).
 #include <cufile.h>
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstring>
 #include <map>
+#include <optional>
+#include <string>
 #include <thread>
+#include <tuple>
 
+#include "core/driver.h"
+#include "core/runtime.h"
 #include "cpu/async_fixture.h"
 #include "cpu/fake_gpu.h"
 #include "gpu/staging_pool.h"
@@ -46,20 +52,25 @@ off_t InChunk(size_t k) {
   return kOff + static_cast<off_t>(k * kChunk) + 1000;
 }
 
-class AsyncFaults : public AsyncFixture, public ::testing::WithParamInterface<bool> {
+// {O_DIRECT, io_uring engine}.
+class AsyncFaults : public AsyncFixture,
+                    public ::testing::WithParamInterface<std::tuple<bool, bool>> {
  protected:
   // Direct reads of this hot file would come from the page cache, past the
   // faults: they are tested with O_DIRECT here (page_cache_read_test has theirs).
   ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
     AsyncFixture::SetUp();
-    direct_ = GetParam();
+    direct_ = std::get<0>(GetParam());
     if (direct_ && !DirectIoSupported(dir_.path()))
       GTEST_SKIP() << "no O_DIRECT in " << dir_.path();
     while (cuFileUseCount() > 0) ASSERT_EQ(cuFileDriverClose().err, CU_FILE_SUCCESS);
     ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_MAX_DIRECT_IO_SIZE_KB, 256).err,
               CU_FILE_SUCCESS);
+    if (std::get<1>(GetParam())) uring_env_.emplace("UFILE_ENGINE", std::string("io_uring"));
     Reopen(0);
+    if (std::get<1>(GetParam()) && EngineName() != "io_uring")
+      GTEST_SKIP() << "io_uring is not usable here (the engine fell back to POSIX)";
     fh_ = OpenFile("f", kFile, 1, O_RDWR | (direct_ ? O_DIRECT : 0));
     file_ = RandomBytes(kFile, 1);
     gh_ = OpenFile("g", kOther, 2, O_RDWR);
@@ -166,6 +177,12 @@ class AsyncFaults : public AsyncFixture, public ::testing::WithParamInterface<bo
     return bytes;
   }
 
+  static std::string EngineName() {
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    return g.ok() ? g->runtime().engine().name() : "";
+  }
+
+  std::optional<ScopedEnv> uring_env_;  // replaces the fixture's thread_pool
   bool direct_ = false;
   CUfileHandle_t fh_ = nullptr, gh_ = nullptr;
   std::vector<uint8_t> file_, other_;  // models of f and g
@@ -362,8 +379,11 @@ TEST_P(AsyncFaults, NullStreamStoresTheError) {
   EXPECT_EQ(ops.fired(), 2);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fd, AsyncFaults, ::testing::Values(false, true),
-                         [](const auto &p) { return p.param ? "Direct" : "Buffered"; });
+INSTANTIATE_TEST_SUITE_P(Fd, AsyncFaults, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto &p) {
+                           return std::string(std::get<0>(p.param) ? "Direct" : "Buffered") +
+                                  (std::get<1>(p.param) ? "Uring" : "Posix");
+                         });
 
 // Staging buffers failing to allocate, through the StagingHostAlloc seam. On
 // the CPU path staging buffers are plain (unpinned) memory, so this is the

@@ -5,9 +5,11 @@
 // failures of fstat, F_GETFL and the reopen of the buffered descriptor. For
 // each: the exact API result, and no byte outside the request changed, in the
 // file or in the caller's buffer (a write never changes its source buffer).
-// pread/pwrite faults need the POSIX engine (the io_uring engine's transfers
-// bypass SysOps), so the fixture turns io_uring off; one test checks the
-// fallback when io_uring cannot be set up.
+// Every table runs on both engines: on the POSIX one the faults hit
+// pread/pwrite; on io_uring they are written into the completions the engine
+// reaps (its buffered writes, and the POSIX loop that finishes a short or
+// EAGAIN piece, still call pwrite/pread). One test checks the fallback when
+// io_uring cannot be set up.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -18,8 +20,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string>
+#include <tuple>
 #include <vector>
 
+#include "core/driver.h"
+#include "core/runtime.h"
 #include "gpu/cuda_api.h"
 #include "support/faulty_sys_ops.h"
 #include "support/test_util.h"
@@ -51,13 +57,15 @@ struct Outcome {
   int err;
 };
 
-class FaultTest : public ::testing::TestWithParam<bool> {
+// {O_DIRECT, io_uring engine}.
+class FaultTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
  protected:
   // Direct reads of this hot file would come from the page cache, past the
   // faults: they are tested with O_DIRECT here (page_cache_read_test has theirs).
   ScopedEnv cache_off_{"UFILE_PAGE_CACHE_READS", "0"};
   void SetUp() override {
-    direct_ = GetParam();
+    direct_ = std::get<0>(GetParam());
+    uring_ = std::get<1>(GetParam());
     if (direct_ && !DirectIoSupported(dir_.path()))
       GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
     CloseAll();  // staged parameters apply at the next open
@@ -67,8 +75,10 @@ class FaultTest : public ::testing::TestWithParam<bool> {
               CU_FILE_SUCCESS);
     ASSERT_EQ(cuFileSetParameterSizeT(CUFILE_PARAM_EXECUTION_MAX_REQUEST_PARALLELISM, 4).err,
               CU_FILE_SUCCESS);
-    ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, false).err, CU_FILE_SUCCESS);
+    ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, uring_).err, CU_FILE_SUCCESS);
     ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+    if (uring_ && EngineName() != "io_uring")
+      GTEST_SKIP() << "io_uring is not usable here (the engine fell back to POSIX)";
     file_ = RandomBytes(kFile, 1);
     WriteWholeFile(dir_.File("f"), file_);
     fd_ = ::open(dir_.File("f").c_str(), O_RDWR | (direct_ ? O_DIRECT : 0));
@@ -86,6 +96,10 @@ class FaultTest : public ::testing::TestWithParam<bool> {
     scope_.reset();
     if (fd_ >= 0) ::close(fd_);
     std::free(mem_);
+  }
+  static std::string EngineName() {
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    return g.ok() ? g->runtime().engine().name() : "";
   }
   CUfileOpError Register(CUfileHandle_t *fh) {
     CUfileDescr_t d{};
@@ -146,6 +160,7 @@ class FaultTest : public ::testing::TestWithParam<bool> {
   static constexpr size_t kMemSize = kBufOff + kSize + kGuard;
   TempDir dir_;
   bool direct_ = false;
+  bool uring_ = false;
   std::vector<uint8_t> file_, mem0_;
   uint8_t *mem_ = nullptr;
   int fd_ = -1;
@@ -316,8 +331,11 @@ TEST_P(FaultTest, UringUnavailableFallsBackToPosix) {
   EXPECT_EQ(ops_.fired(), 1);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fd, FaultTest, ::testing::Values(false, true),
-                         [](const auto &p) { return p.param ? "Direct" : "Buffered"; });
+INSTANTIATE_TEST_SUITE_P(Fd, FaultTest, ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto &p) {
+                           return std::string(std::get<0>(p.param) ? "Direct" : "Buffered") +
+                                  (std::get<1>(p.param) ? "Uring" : "Posix");
+                         });
 
 // Records the flags of every open through the seam (the buffered reopen).
 class RecordingSysOps : public SysOps {
@@ -363,11 +381,46 @@ TEST(BufferedReopen, KeepsTheDescriptorsSyncFlags) {
   }
 }
 
-TEST(CudaSeam, NeedsAGpu) {
-  // Copy faults (ScopedCudaOverride on cuMemcpyHtoDAsync, ...) are only
-  // reachable with device memory; those tests live in tests/gpu.
-  if (!Cuda().available) GTEST_SKIP() << "no usable GPU: " << Cuda().why_unavailable;
-  GTEST_SKIP() << "CUDA copy faults are covered by the gpu-labelled tests";
+// Copy faults (ScopedCudaOverride on cuMemcpyHtoDAsync, ...) need device
+// memory; tests/gpu injects them. What holds on every machine: host memory
+// never reaches the copy entry points, with or without a GPU, and without
+// one the driver opens and says why CUDA is unusable.
+std::atomic<int> g_copy_calls{0};
+CUresult CountedHtoD(CUdeviceptr, const void *, size_t, CUstream) {
+  ++g_copy_calls;
+  return CUDA_ERROR_UNKNOWN;
+}
+CUresult CountedDtoH(void *, CUdeviceptr, size_t, CUstream) {
+  ++g_copy_calls;
+  return CUDA_ERROR_UNKNOWN;
+}
+
+TEST(CudaSeam, HostMemoryNeverReachesTheCopyEntryPoints) {
+  CloseAll();
+  ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
+  if (!Cuda().available) {
+    EXPECT_FALSE(Cuda().why_unavailable.empty());
+  }
+  ScopedCudaOverride htod(&CudaApi::cuMemcpyHtoDAsync, &CountedHtoD);
+  ScopedCudaOverride dtoh(&CudaApi::cuMemcpyDtoHAsync, &CountedDtoH);
+  TempDir dir;
+  const std::vector<uint8_t> data = RandomBytes(3 << 20, 9);
+  WriteWholeFile(dir.File("f"), data);
+  const int fd = ::open(dir.File("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  CUfileDescr_t d{};
+  d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
+  d.handle.fd = fd;
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+  std::vector<uint8_t> buf(data.size());
+  EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), static_cast<ssize_t>(buf.size()));
+  EXPECT_TRUE(buf == data);
+  EXPECT_EQ(cuFileWrite(fh, buf.data(), buf.size(), 4096, 0), static_cast<ssize_t>(buf.size()));
+  EXPECT_EQ(g_copy_calls.load(), 0);
+  cuFileHandleDeregister(fh);
+  ::close(fd);
+  CloseAll();
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // I/O waits for earlier stream work, reads unfixed parameters when the
 // stream arrives (every registration flag), streams proceed independently,
 // many operations reuse flag slots, errors reach *bytes, enqueue failures,
-// graph capture, the memops bypass, and cuFileDriverClose waiting.
+// graph capture, the memops bypass (the descriptor checked after the stream
+// wait), and cuFileDriverClose waiting.
 #include <cufile.h>
 #include <gtest/gtest.h>
 
@@ -304,6 +305,50 @@ TEST_F(StreamAsync, MemopsBypassRunsSynchronouslyInStreamOrder) {
   EXPECT_TRUE(Holds(0, 8192, 4096));
   EXPECT_GE(gpu_.syncs.load(), 1);
   opener.join();
+}
+
+// An operation run at once (here through the memops bypass) waits for the
+// stream first; the descriptor is checked after that wait, so what the
+// stream's earlier work did to it is refused as cuFileRead/Write refuse it.
+TEST_F(StreamAsync, RunAtOnceChecksTheDescriptorAfterTheStreamWait) {
+  while (cuFileUseCount() > 0) cuFileDriverClose();
+  ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_STREAM_MEMOPS_BYPASS, true).err, CU_FILE_SUCCESS);
+  int fd = -1;
+  fh_ = OpenFile("data3", kFile, 42, O_RDWR, &fd);
+  size_t size = 4096;
+  off_t off = 0, boff = 0;
+  ssize_t bytes = 0;
+  // The stream's earlier work runs once the operation waits for it.
+  std::atomic<bool> go{false};
+  gpu_.on_sync = [&go] { go = true; };
+  // A write, while the stream's earlier work sets O_APPEND on the descriptor.
+  s1_.Gate(&go);
+  s1_.Push([fd] { return fcntl(fd, F_SETFL, O_APPEND) == 0; });
+  std::vector<uint8_t> src(size, 0x33);
+  CUfileError_t e = cuFileWriteAsync(fh_, src.data(), &size, &off, &boff, &bytes, s1_.handle());
+  EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);
+  EXPECT_EQ(bytes, -static_cast<ssize_t>(CU_FILE_INVALID_FILE_OPEN_FLAG));
+  EXPECT_TRUE(ReadWholeFile(dir_.File("data3")) == data_) << "written through O_APPEND";
+  ASSERT_EQ(fcntl(fd, F_SETFL, 0), 0);
+  // A read, while the stream's earlier work closes the descriptor and its
+  // number comes to name another file.
+  WriteWholeFile(dir_.File("other"), std::vector<uint8_t>(kFile, 0x44));
+  const int other = open(dir_.File("other").c_str(), O_RDONLY);
+  ASSERT_GE(other, 0);
+  go = false;
+  s1_.Gate(&go);
+  s1_.Push([fd, other] { return dup2(other, fd) == fd; });
+  bytes = 0;
+  e = Read(&size, &off, &boff, &bytes, s1_);
+  close(other);
+  EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);  // EBADF
+  EXPECT_EQ(bytes, -1);
+  EXPECT_EQ(std::count(buf_.begin(), buf_.end(), 0), static_cast<long>(kFile)) << "read anyway";
+  EXPECT_EQ(gpu_.syncs.load(), 2);
+  EXPECT_NE(Log().find("now names another file"), std::string::npos);
+  gpu_.on_sync = nullptr;
+  while (cuFileUseCount() > 0) cuFileDriverClose();
+  ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_STREAM_MEMOPS_BYPASS, false).err, CU_FILE_SUCCESS);
 }
 
 TEST_F(StreamAsync, DriverCloseWaitsForEnqueuedOperations) {

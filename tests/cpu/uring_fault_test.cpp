@@ -3,8 +3,11 @@
 // cuFileRead/cuFileWrite and for batch entries: the I/O fails with the
 // submission's errno (-1 and errno; CUFILE_FAILED with -errno in ret, every
 // entry reported exactly once), nothing is written, the thread's ring is
-// reset, and the next I/O works on a fresh ring. Pool threads that cannot set
-// up a ring at all run their batch groups with the POSIX loops.
+// reset, and the next I/O works on a fresh ring. A submission that fails while
+// pieces are in flight reaps them first (UringWaitCqe), and their results
+// count. Pool threads that cannot set up a ring at all run their batch groups
+// with the POSIX loops. (fault_test runs the EIO/EINTR/EAGAIN/short/ENOSPC
+// tables through the engine's completions.)
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -13,12 +16,14 @@
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <string_view>
 #include <vector>
 
 #include "core/driver.h"
 #include "core/runtime.h"
 #include "cpu/async_fixture.h"
+#include "support/faulty_sys_ops.h"
 
 namespace ufile::test {
 namespace {
@@ -97,6 +102,66 @@ TEST_F(UringFault, SyncReadAndWriteFailWithTheSubmissionsErrno) {
   EXPECT_EQ(cuFileRead(fh, buf.data(), kSize, 0, 0), static_cast<ssize_t>(kSize));
   EXPECT_EQ(buf, want);
   EXPECT_GT(ops_.inits(), inits) << "the failed ring was not replaced";
+  EXPECT_NE(Log().find("io_uring submission failed"), std::string::npos);
+}
+
+// While armed: a ring's completions are hidden from UringPeekCqe (not yet
+// posted, as far as the engine can tell) and its second submission fails, so
+// the failure finds its first submission's pieces in flight.
+class DrainOps : public FaultySysOps {
+ public:
+  int UringQueueInit(unsigned entries, io_uring *ring, unsigned flags) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      submits_[ring] = 0;
+    }
+    return FaultySysOps::UringQueueInit(entries, ring, flags);
+  }
+  int UringSubmit(io_uring *ring, unsigned wait_nr) override {
+    if (armed.load()) {
+      std::lock_guard<std::mutex> lock(mu_);
+      if (++submits_[ring] >= 2) {
+        ++failed;
+        return -ENOMEM;
+      }
+    }
+    return FaultySysOps::UringSubmit(ring, wait_nr);
+  }
+  int UringPeekCqe(io_uring *ring, io_uring_cqe **cqe) override {
+    if (armed.load()) return -EAGAIN;
+    return FaultySysOps::UringPeekCqe(ring, cqe);
+  }
+  int UringWaitCqe(io_uring *ring, io_uring_cqe **cqe) override {
+    ++waits;
+    return FaultySysOps::UringWaitCqe(ring, cqe);
+  }
+  std::atomic<bool> armed{false};
+  std::atomic<int> failed{0}, waits{0};
+
+ private:
+  std::mutex mu_;
+  std::map<io_uring *, int> submits_;  // guarded by mu_
+};
+
+TEST_F(UringFault, AFailedSubmissionReapsThePiecesInFlightAndKeepsTheirResults) {
+  constexpr size_t kSize = 4 << 20;  // pieces of 1 MiB: several per engine call
+  CUfileHandle_t fh = OpenFile("p", kSize, 9);
+  const std::vector<uint8_t> want = RandomBytes(kSize, 9);
+  std::vector<uint8_t> buf(kSize, 0);
+  DrainOps ops;
+  ScopedSysOps install(&ops);
+  ops.armed = true;
+  // Every piece was taken by a submission that worked: the read is whole.
+  EXPECT_EQ(cuFileRead(fh, buf.data(), kSize, 0, 0), static_cast<ssize_t>(kSize));
+  EXPECT_EQ(buf, want);
+  EXPECT_GE(ops.failed.load(), 1);
+  EXPECT_GE(ops.waits.load(), 2) << "the pieces in flight were not reaped through UringWaitCqe";
+  // A drained piece's completion carries its error.
+  ops.Arm({FaultySysOps::Op::kPread, 3 << 20, 0, 1, FaultySysOps::Action::kErrno, EIO});
+  errno = 0;
+  EXPECT_EQ(cuFileRead(fh, buf.data(), kSize, 0, 0), -1);
+  EXPECT_EQ(errno, EIO);
+  EXPECT_EQ(ops.fired(), 1);
   EXPECT_NE(Log().find("io_uring submission failed"), std::string::npos);
 }
 
