@@ -28,6 +28,13 @@ enum class ConfigSource { kDefault, kSystemJson, kEnvJson, kEnvironment, kApi };
 // Which engine moves bytes between files and host memory.
 enum class EngineKind { kAuto, kIoUring, kThreadPool };
 
+// execution.max_io_queue_depth: the entries of each I/O thread's io_uring
+// ring. 4096 entries take about 400 KiB a ring (locked memory before Linux
+// 5.12). The key refuses values outside this range; the engine clamps to it
+// (a Config built in code may hold any value).
+constexpr size_t kMinIoQueueDepth = 4;
+constexpr size_t kMaxIoQueueDepth = 4096;
+
 struct Config {
   // logging
   LogLevel log_level = LogLevel::kError;
@@ -85,8 +92,8 @@ struct Config {
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.
   std::map<std::string, ConfigSource> sources;
-  // Keys read from a JSON file that mean nothing without nvidia-fs (accepted,
-  // reported by ufile-check) and unknown keys (warned about).
+  // Inert keys read from a JSON file (accepted, reported by ufile-check with
+  // the reason they have no effect) and unknown keys (warned about).
   std::vector<std::string> inert_keys;
   std::vector<std::string> unknown_keys;
   // Pipeline-geometry keys whose system-file value was NVIDIA's shipped
