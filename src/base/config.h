@@ -77,10 +77,11 @@ struct Config {
   // io_uring moves staging-buffer transfers as registered buffers
   // (engine/ring_registry.h); false: every transfer pins its pages itself.
   bool io_uring_fixed_buffers = true;
-  // io_uring reaches registered handles' descriptors as registered files.
-  // Off by default: ufile's own rows did not gain from it on the H100
-  // machine, where raw 16-thread 4 KiB
-  // reads of one file ran 1.9x faster with it.
+  // io_uring reaches registered handles' descriptors as registered files,
+  // sparing each request a reference to the file. Off by default: that
+  // saving matters at millions of requests a second on one file; each of
+  // ufile's requests costs far more (a copy to or from the GPU and its
+  // wait), and its read rows measured no gain (docs/CONFIG.md).
   bool io_uring_fixed_files = false;
   // O_DIRECT reads take page-cache-resident chunks from the page cache
   // (core/chunk_io.h); false: every aligned chunk goes through O_DIRECT.
