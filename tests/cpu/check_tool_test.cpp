@@ -120,10 +120,12 @@ TEST_F(CheckTool, NvidiaShippedSystemValuesAreReportedAsUnset) {
 
 // Settings without effect in ufile are listed with their value and marked
 // inert with the reason; an inert key that has no value is listed where a
-// file names it. Effective settings carry no mark.
+// file names it. Effective settings carry no mark. The locked-memory section
+// bounds the pinned staging by max_device_pinned_mem_size_kb.
 TEST_F(CheckTool, InertSettingsAreMarkedWithTheReason) {
   WriteTextFile(dir_.File("cufile.json"),
-                R"({"properties": {"use_poll_mode": true, "rdma_dc_key": "0x1"}})");
+                R"({"properties": {"use_poll_mode": true, "rdma_dc_key": "0x1",
+                                   "max_device_pinned_mem_size_kb": 65536}})");
   ScopedEnv sys("UFILE_SYSTEM_JSON_PATH", dir_.File("none.json"));
   ScopedEnv env("CUFILE_ENV_PATH_JSON", dir_.File("cufile.json"));
   const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
@@ -147,6 +149,13 @@ TEST_F(CheckTool, InertSettingsAreMarkedWithTheReason) {
   for (const char *key : {"properties.max_device_pinned_mem_size_kb",
                           "execution.max_io_queue_depth", "properties.io_batchsize"})
     EXPECT_EQ(value(key).find("inert"), std::string::npos) << key << ": " << value(key);
+  // The pinned part of the staging pool is bounded by the same key.
+  const nlohmann::json *pool = FindLine(doc, "Locked memory", "pinned staging pool");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_NE((*pool)["value"].get<std::string>().find("pinned up to "
+                                                     "max_device_pinned_mem_size_kb"),
+            std::string::npos)
+      << (*pool)["value"];
 }
 
 // A full filesystem: nothing can be probed there, which CHECK.md reports as
