@@ -37,7 +37,7 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
                               "%p + %zu leaves its %zu-byte allocation", bufPtr_base, length,
                               mem->range_size);
     RegisteredBuffer buf{base, length, flags, *mem};
-    Status s = (*g)->buffers().Add(buf, (*g)->props().max_pinned_kb.load() * 1024);
+    Status s = (*g)->buffers().Add(buf);
     stats::CountBufRegister(buf, s);
     if (!s.ok())
       UFILE_LOG_ERROR("cuFileBufRegister(%p, %zu): %s", bufPtr_base, length, s.ToString().c_str());

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // Config loading: cufile.json layers and the environment overrides, both
 // driven by the key table (base/config_keys.h): a key is applied to its
-// Config field, or recorded as inert (it needs nvidia-fs), or both. A bad
+// Config field, or recorded as inert (it has no effect), or both. A bad
 // value is logged with its dotted key and skipped; a bad file is logged and
 // skipped whole.
 #include "base/config.h"
@@ -150,7 +150,7 @@ void ApplyKey(Walk &w, const ConfigKey &row, const json &v) {
     (*f == &Config::posix_pool_slab_size_kb ? w.slab_sizes : w.slab_counts) = &v;
   if (row.inert) {
     AddUnique(w.cfg.inert_keys, row.key);
-    UFILE_LOG_DEBUG("%s: %s accepted, inert (needs nvidia-fs)", w.origin.c_str(), row.key);
+    UFILE_LOG_DEBUG("%s: %s accepted, inert (%s)", w.origin.c_str(), row.key, row.inert);
   }
   if (std::holds_alternative<std::monostate>(row.field) ||
       std::holds_alternative<std::vector<size_t> Config::*>(row.field))

@@ -28,6 +28,13 @@ enum class ConfigSource { kDefault, kSystemJson, kEnvJson, kEnvironment, kApi };
 // Which engine moves bytes between files and host memory.
 enum class EngineKind { kAuto, kIoUring, kThreadPool };
 
+// execution.max_io_queue_depth: the entries of each I/O thread's io_uring
+// ring. 4096 entries take about 400 KiB a ring (locked memory before Linux
+// 5.12). The key refuses values outside this range; the engine clamps to it
+// (a Config built in code may hold any value).
+constexpr size_t kMinIoQueueDepth = 4;
+constexpr size_t kMaxIoQueueDepth = 4096;
+
 struct Config {
   // logging
   LogLevel log_level = LogLevel::kError;
@@ -70,10 +77,11 @@ struct Config {
   // io_uring moves staging-buffer transfers as registered buffers
   // (engine/ring_registry.h); false: every transfer pins its pages itself.
   bool io_uring_fixed_buffers = true;
-  // io_uring reaches registered handles' descriptors as registered files.
-  // Off by default: ufile's own rows did not gain from it on the H100
-  // machine, where raw 16-thread 4 KiB
-  // reads of one file ran 1.9x faster with it.
+  // io_uring reaches registered handles' descriptors as registered files,
+  // sparing each request a reference to the file. Off by default: that
+  // saving matters at millions of requests a second on one file; each of
+  // ufile's requests costs far more (a copy to or from the GPU and its
+  // wait), and its read rows measured no gain (docs/CONFIG.md).
   bool io_uring_fixed_files = false;
   // O_DIRECT reads take page-cache-resident chunks from the page cache
   // (core/chunk_io.h); false: every aligned chunk goes through O_DIRECT.
@@ -85,8 +93,8 @@ struct Config {
   // Dotted JSON key ("properties.io_batchsize") -> where its value came from.
   // Keys absent from the map are at their defaults.
   std::map<std::string, ConfigSource> sources;
-  // Keys read from a JSON file that mean nothing without nvidia-fs (accepted,
-  // reported by ufile-check) and unknown keys (warned about).
+  // Inert keys read from a JSON file (accepted, reported by ufile-check with
+  // the reason they have no effect) and unknown keys (warned about).
   std::vector<std::string> inert_keys;
   std::vector<std::string> unknown_keys;
   // Pipeline-geometry keys whose system-file value was NVIDIA's shipped

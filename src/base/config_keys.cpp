@@ -10,9 +10,17 @@ namespace {
 
 constexpr size_t k1M = size_t{1} << 20;
 
+// Why inert keys have no effect (ufile-check prints these).
+constexpr const char *kNeedsNvfs = "needs nvidia-fs";
+constexpr const char *kNoPolling =
+    "ufile has no completion polling: it waits for the kernel's completion (io_uring or pread)";
+constexpr const char *kNoGpuCache =
+    "ufile has no GPU bounce buffers: it stages through host buffers "
+    "(properties.posix_pool_slab_*)";
+
 // A key that needs nvidia-fs: any value is accepted and none is stored.
 constexpr ConfigKey Inert(const char *key) {
-  return {.key = key, .inert = true};
+  return {.key = key, .inert = kNeedsNvfs};
 }
 
 // Rows in cufile.json order: ufile-check lists them, and the environment
@@ -30,7 +38,8 @@ constexpr ConfigKey kKeys[] = {
     {.key = "profile.cufile_stats", .field = &Config::stats_level,
      .param = CUFILE_PARAM_PROFILE_STATS, .min = 0, .max = 3},
     {.key = "execution.max_io_queue_depth", .field = &Config::max_io_queue_depth,
-     .param = CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, .min = 1, .max = 32768},
+     .param = CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, .min = kMinIoQueueDepth,
+     .max = kMaxIoQueueDepth},
     {.key = "execution.max_io_threads", .field = &Config::max_io_threads,
      .param = CUFILE_PARAM_EXECUTION_MAX_IO_THREADS, .min = 0, .max = 256,
      .unset_text = "0 (auto)"},
@@ -47,9 +56,10 @@ constexpr ConfigKey kKeys[] = {
     // fields of CUfileDrvProps_t.
     {.key = "properties.max_device_cache_size_kb", .field = &Config::max_device_cache_size_kb,
      .param = CUFILE_PARAM_PROPERTIES_MAX_DEVICE_CACHE_SIZE_KB, .min = 4, .max = size_t{1} << 30,
-     .step = 4},
+     .step = 4, .inert = kNoGpuCache},
     {.key = "properties.per_buffer_cache_size_kb", .field = &Config::per_buffer_cache_size_kb,
-     .param = CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB, .min = 4, .max = k1M, .step = 4},
+     .param = CUFILE_PARAM_PROPERTIES_PER_BUFFER_CACHE_SIZE_KB, .min = 4, .max = k1M, .step = 4,
+     .inert = kNoGpuCache},
     {.key = "properties.max_device_pinned_mem_size_kb",
      .field = &Config::max_device_pinned_mem_size_kb,
      .param = CUFILE_PARAM_PROPERTIES_MAX_DEVICE_PINNED_MEM_SIZE_KB, .min = 4,
@@ -61,11 +71,12 @@ constexpr ConfigKey kKeys[] = {
     {.key = "properties.posix_pool_slab_count", .field = &Config::posix_pool_slab_count,
      .param = CUFILE_PARAM_POSIX_POOL_SLAB_COUNT, .min = 1, .max = 65536},
     {.key = "properties.use_poll_mode", .field = &Config::use_poll_mode,
-     .param = CUFILE_PARAM_PROPERTIES_USE_POLL_MODE},
+     .param = CUFILE_PARAM_PROPERTIES_USE_POLL_MODE, .inert = kNoPolling},
     {.key = "properties.poll_mode_max_size_kb", .field = &Config::poll_mode_max_size_kb,
-     .param = CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB, .min = 4, .max = k1M, .step = 4},
+     .param = CUFILE_PARAM_POLLTHRESHOLD_SIZE_KB, .min = 4, .max = k1M, .step = 4,
+     .inert = kNoPolling},
     {.key = "properties.use_pci_p2pdma", .field = &Config::use_pci_p2pdma,
-     .param = CUFILE_PARAM_USE_PCIP2PDMA, .env = "CUFILE_USE_PCIP2PDMA", .inert = true},
+     .param = CUFILE_PARAM_USE_PCIP2PDMA, .env = "CUFILE_USE_PCIP2PDMA", .inert = kNeedsNvfs},
     {.key = "properties.allow_compat_mode", .field = &Config::allow_compat_mode,
      .param = CUFILE_PARAM_PROPERTIES_ALLOW_COMPAT_MODE, .env = "CUFILE_ALLOW_COMPAT_MODE"},
     {.key = "properties.force_compat_mode", .field = &Config::force_compat_mode,
@@ -73,19 +84,20 @@ constexpr ConfigKey kKeys[] = {
     {.key = "properties.allow_system_memory", .field = &Config::allow_system_memory,
      .param = CUFILE_PARAM_PROPERTIES_ALLOW_SYSTEM_MEMORY},
     {.key = "properties.gds_rdma_write_support", .field = &Config::gds_rdma_write_support,
-     .inert = true},
+     .inert = kNeedsNvfs},
     {.key = "properties.io_batchsize", .field = &Config::io_batchsize,
      .param = CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, .min = 1, .max = 4096},
     {.key = "properties.batch_io_timeout_msecs", .field = &Config::batch_io_timeout_ms,
      .param = CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS, .min = 0, .max = 3600000},
     {.key = "properties.io_priority", .field = &Config::io_priority,
-     .choices = "default, low, med, high", .inert = true},
+     .choices = "default, low, med, high", .inert = kNeedsNvfs},
     {.key = "properties.prefer_io_uring", .field = &Config::prefer_io_uring,
      .param = CUFILE_PARAM_PREFER_IO_URING},
     {.key = "properties.force_odirect_mode", .field = &Config::force_odirect_mode,
      .param = CUFILE_PARAM_FORCE_ODIRECT_MODE},
     {.key = "properties.skip_topology_detection", .field = &Config::skip_topology_detection,
-     .param = CUFILE_PARAM_SKIP_TOPOLOGY_DETECTION, .env = "CUFILE_SKIP_TOPOLOGY_DETECTION"},
+     .param = CUFILE_PARAM_SKIP_TOPOLOGY_DETECTION, .env = "CUFILE_SKIP_TOPOLOGY_DETECTION",
+     .inert = "ufile detects no PCIe topology"},
     {.key = "properties.stream_memops_bypass", .field = &Config::stream_memops_bypass,
      .param = CUFILE_PARAM_STREAM_MEMOPS_BYPASS},
     Inert("properties.rdma_dev_addr_list"),
@@ -94,7 +106,9 @@ constexpr ConfigKey kKeys[] = {
     Inert("properties.rdma_access_mask"),
     Inert("properties.rdma_dynamic_routing"),
     Inert("properties.rdma_dynamic_routing_order"),
-    {.key = "fs.generic.posix_unaligned_writes", .field = &Config::posix_unaligned_writes},
+    {.key = "fs.generic.posix_unaligned_writes", .field = &Config::posix_unaligned_writes,
+     .inert = "ufile always writes the unaligned edges of O_DIRECT writes through a buffered "
+              "descriptor"},
     Inert("fs.beegfs.posix_gds_min_kb"),
     Inert("fs.beegfs.rdma_dev_addr_list"),
     Inert("fs.beegfs.mount_table"),
@@ -113,7 +127,8 @@ constexpr ConfigKey kKeys[] = {
     Inert("denylist.mounts"),
     Inert("denylist.filesystems"),
     {.key = "miscellaneous.api_check_aggressive", .field = &Config::api_check_aggressive,
-     .param = CUFILE_PARAM_FS_MISC_API_CHECK_AGGRESSIVE},
+     .param = CUFILE_PARAM_FS_MISC_API_CHECK_AGGRESSIVE,
+     .inert = "ufile makes every argument check on every call"},
     {.key = "ufile.io_uring_fixed_buffers", .field = &Config::io_uring_fixed_buffers,
      .env = "UFILE_IO_URING_FIXED_BUFFERS", .listed = false},
     {.key = "ufile.io_uring_fixed_files", .field = &Config::io_uring_fixed_files,

@@ -2,7 +2,7 @@
 // The table of every configuration key: one row per key of cufile.json (and
 // logging.file_path, which has no JSON key), holding the Config field it
 // sets, its cuFile parameter, its range, its environment variable, whether
-// it is inert and how ufile-check prints it. The JSON loader
+// it is inert (and why) and how ufile-check prints it. The JSON loader
 // (base/config.cpp), the environment overrides, the parameter getters and
 // setters (base/params.cpp) and ufile-check read it; docs/CONFIG.md
 // describes the same keys (tests/cpu/config_keys_test.cpp compares them).
@@ -48,8 +48,10 @@ struct ConfigKey {
   const char *env = nullptr;
   // false: not a key of cufile.json (set by the environment or the API only).
   bool json = true;
-  // Accepted for compatibility; it means nothing without nvidia-fs.
-  bool inert = false;
+  // Inert: accepted (and stored, where it has a field) but without effect on
+  // what ufile does; why, as ufile-check prints it ("needs nvidia-fs").
+  // nullptr: the key takes effect.
+  const char *inert = nullptr;
   // ufile-check: whether it lists the value, and what it prints for 0 or ""
   // (nullptr: the value itself).
   bool listed = true;

@@ -3,9 +3,11 @@
 
 #include <mutex>
 
+#include "base/log.h"
+
 namespace ufile {
 
-Status BufferRegistry::Add(const RegisteredBuffer &buf, size_t pinned_limit) {
+Status BufferRegistry::Add(const RegisteredBuffer &buf) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto next = by_base_.lower_bound(buf.base);
   if (next != by_base_.end() && next->first < buf.base + buf.length)
@@ -16,8 +18,11 @@ Status BufferRegistry::Add(const RegisteredBuffer &buf, size_t pinned_limit) {
       return Status::Op(CU_FILE_MEMORY_ALREADY_REGISTERED);
   }
   const bool device = buf.mem.needs_copy();
-  if (device && device_bytes_ + buf.length > pinned_limit)
+  if (device && budget_ && !budget_->TryCharge(PinnedBudget::kRegistered, buf.length)) {
+    UFILE_LOG_ERROR("cuFileBufRegister(%p, %zu): %s", reinterpret_cast<void *>(buf.base),
+                    buf.length, budget_->Refusal(PinnedBudget::kRegistered, buf.length).c_str());
     return Status::Op(CU_FILE_GPU_MEMORY_PINNING_FAILED);
+  }
   by_base_.emplace(buf.base, buf);
   if (device) device_bytes_ += buf.length;
   return Status::Ok();
@@ -27,7 +32,10 @@ Status BufferRegistry::Remove(uintptr_t base) {
   std::unique_lock<std::shared_mutex> lock(mu_);
   auto it = by_base_.find(base);
   if (it == by_base_.end()) return Status::Op(CU_FILE_MEMORY_NOT_REGISTERED);
-  if (it->second.mem.needs_copy()) device_bytes_ -= it->second.length;
+  if (it->second.mem.needs_copy()) {
+    device_bytes_ -= it->second.length;
+    if (budget_) budget_->Release(PinnedBudget::kRegistered, it->second.length);
+  }
   by_base_.erase(it);
   return Status::Ok();
 }

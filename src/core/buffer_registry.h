@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Buffers registered with cuFileBufRegister: non-overlapping address ranges
 // with the memory kind resolved once, so I/O on them skips the pointer query
-// and can check its bounds.
+// and can check its bounds. Device and managed memory is charged to the
+// session's PinnedBudget (max_device_pinned_mem_size_kb) while registered.
 // Thread-safety: all members may be called from any thread.
 #pragma once
 
@@ -13,6 +14,7 @@
 
 #include "base/status.h"
 #include "gpu/memory.h"
+#include "gpu/pinned_budget.h"
 
 namespace ufile {
 
@@ -25,9 +27,13 @@ struct RegisteredBuffer {
 
 class BufferRegistry {
  public:
+  // budget may be null: no bound.
+  explicit BufferRegistry(PinnedBudget *budget = nullptr) : budget_(budget) {}
+
   // CU_FILE_MEMORY_ALREADY_REGISTERED if the range overlaps a registered one;
-  // CU_FILE_GPU_MEMORY_PINNING_FAILED past pinned_limit bytes of GPU memory.
-  Status Add(const RegisteredBuffer &buf, size_t pinned_limit);
+  // CU_FILE_GPU_MEMORY_PINNING_FAILED (logged with the sizes) when device or
+  // managed memory would pass the budget.
+  Status Add(const RegisteredBuffer &buf);
   // CU_FILE_MEMORY_NOT_REGISTERED unless base starts a registered range.
   Status Remove(uintptr_t base);
   // The registration starting exactly at base.
@@ -36,6 +42,7 @@ class BufferRegistry {
   size_t device_bytes() const;
 
  private:
+  PinnedBudget *budget_;
   mutable std::shared_mutex mu_;
   std::map<uintptr_t, RegisteredBuffer> by_base_;  // guarded by mu_
   size_t device_bytes_ = 0;                        // guarded by mu_

@@ -33,7 +33,7 @@ Runtime::Runtime(std::shared_ptr<const Config> cfg) : cfg_(std::move(cfg)) {
   CudaApi &api = Cuda();
   staging_ = std::make_unique<StagingPool>(cfg_->posix_pool_slab_size_kb,
                                            cfg_->posix_pool_slab_count,
-                                           api.available ? &contexts_ : nullptr);
+                                           api.available ? &contexts_ : nullptr, &pinned_);
   engine_ = MakeEngine(*cfg_);
   workers_ = std::make_unique<WorkerPool>(io_threads_);
   UFILE_LOG_INFO("driver open: engine %s, %zu I/O threads, request parallelism %zu, GPU %s",

@@ -17,6 +17,7 @@
 #include "engine/worker_pool.h"
 #include "gpu/copy_lanes.h"
 #include "gpu/memory.h"
+#include "gpu/pinned_budget.h"
 #include "gpu/staging_pool.h"
 
 namespace ufile {
@@ -47,6 +48,7 @@ class Runtime {
   CopyLanes &lanes() { return lanes_; }
   PrimaryContexts &contexts() { return contexts_; }
   LiveProps &props() { return props_; }
+  PinnedBudget &pinned() { return pinned_; }
 
   size_t io_threads() const { return io_threads_; }
   size_t request_parallelism() const { return parallelism_; }
@@ -63,10 +65,12 @@ class Runtime {
   size_t parallelism_ = 1;
   std::atomic<size_t> split_requests_{0};
   LiveProps props_;
+  // Bounds staging_ and buffers_ (props_.max_pinned_kb); outlives both.
+  PinnedBudget pinned_{props_.max_pinned_kb};
   PrimaryContexts contexts_;
   CopyLanes lanes_;
   HandleTable handles_;
-  BufferRegistry buffers_;
+  BufferRegistry buffers_{&pinned_};
   std::unique_ptr<StagingPool> staging_;
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<WorkerPool> workers_;

@@ -62,13 +62,15 @@ class Engine {
 };
 
 std::unique_ptr<Engine> MakePosixEngine();
-// nullptr (with the reason in *why) when io_uring cannot be set up here.
 // Which io_uring registrations the engine uses (engine/ring_registry.h):
 // published staging buffers, registered handles' descriptors.
 struct EngineRegistration {
   bool buffers = true;
   bool files = false;  // see Config::io_uring_fixed_files
 };
+// nullptr (with the reason in *why) when io_uring cannot be set up here.
+// Each thread's ring has queue_depth entries, brought into [kMinIoQueueDepth,
+// kMaxIoQueueDepth]; together() returns the depth used.
 std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, const EngineRegistration &use,
                                         std::string *why);
 

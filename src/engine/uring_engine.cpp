@@ -283,7 +283,9 @@ std::unique_ptr<Engine> MakeUringEngine(size_t queue_depth, const EngineRegistra
     return nullptr;
   }
   io_uring_queue_exit(&probe);
-  const unsigned depth = static_cast<unsigned>(std::clamp<size_t>(queue_depth, 4, 4096));
+  // The key refuses values outside its range; a Config built in code may hold any.
+  const unsigned depth = static_cast<unsigned>(
+      std::clamp<size_t>(queue_depth, kMinIoQueueDepth, kMaxIoQueueDepth));
   return std::make_unique<UringEngine>(depth, use);
 }
 
@@ -297,7 +299,7 @@ std::unique_ptr<Engine> MakeEngine(const Config &cfg) {
       UFILE_LOG_INFO(
           "engine: io_uring (queue depth %zu per thread; registered buffers %s, "
           "files %s)",
-          cfg.max_io_queue_depth, use.buffers ? "on" : "off", use.files ? "on" : "off");
+          e->together(), use.buffers ? "on" : "off", use.files ? "on" : "off");
       return e;
     }
     UFILE_LOG_WARN("engine: io_uring unavailable (%s); using POSIX pread/pwrite", why.c_str());

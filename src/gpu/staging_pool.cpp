@@ -8,6 +8,7 @@
 #include "engine/ring_registry.h"
 #include "gpu/cuda_api.h"
 #include "gpu/memory.h"
+#include "gpu/pinned_budget.h"
 
 namespace ufile {
 
@@ -41,8 +42,8 @@ void StagingLease::Reset() {
 }
 
 StagingPool::StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<size_t> &counts,
-                         PrimaryContexts *ctxs)
-    : ctxs_(ctxs) {
+                         PrimaryContexts *ctxs, PinnedBudget *budget)
+    : ctxs_(ctxs), budget_(budget) {
   for (size_t i = 0; i < sizes_kb.size() && i < counts.size(); ++i) {
     SizeClass c;
     c.size = std::max<size_t>(kPage, (sizes_kb[i] * 1024 + kPage - 1) / kPage * kPage);
@@ -107,6 +108,14 @@ Result<CUcontext> StagingPool::PinningContext() {
 }
 
 Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
+  const bool charged = !budget_ || budget_->TryCharge(PinnedBudget::kStaging, size);
+  if (!charged) {
+    if (!budget_logged_.exchange(true))
+      UFILE_LOG_WARN("staging buffer not pinned nor registered with io_uring: %s; staging "
+                     "continues in ordinary memory, copies will be slower",
+                     budget_->Refusal(PinnedBudget::kStaging, size).c_str());
+    return AllocatePlain(size, false);
+  }
   CudaApi &api = Cuda();
   if (ctxs_ && api.available && !pin_failed_) {
     Result<CUcontext> ctx = PinningContext();
@@ -114,28 +123,37 @@ Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {
       ScopedContext scope(*ctx);
       void *p = nullptr;
       CUresult res = api.cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE);
-      if (res == CUDA_SUCCESS) return Buffer{p, true, RingRegistry::Get().PublishBuffer(p, size)};
+      if (res == CUDA_SUCCESS)
+        return Buffer{p, true, RingRegistry::Get().PublishBuffer(p, size), budget_ != nullptr};
       UFILE_LOG_WARN("pinning a %zu-byte staging buffer failed (%s); staging continues in "
                      "unpinned memory, copies will be slower (check ulimit -l)",
                      size, CudaErrorString(res).c_str());
       pin_failed_ = true;
     }
   }
+  Result<Buffer> buf = AllocatePlain(size, true);
+  if (budget_ && (!buf.ok() || !buf->charged)) budget_->Release(PinnedBudget::kStaging, size);
+  return buf;
+}
+
+Result<StagingPool::Buffer> StagingPool::AllocatePlain(size_t size, bool charge) {
   void *p = nullptr;
   StagingHostAlloc alloc = g_host_alloc.load();
   if ((alloc ? alloc(&p, kPage, size) : posix_memalign(&p, kPage, size)) != 0) {
     UFILE_LOG_ERROR("allocating a %zu-byte staging buffer failed", size);
     return Status::Op(CU_FILE_NOMEM_ERROR);
   }
-  return Buffer{p, false, RingRegistry::Get().PublishBuffer(p, size)};
+  const int fixed = charge ? RingRegistry::Get().PublishBuffer(p, size) : kNoFixedSlot;
+  return Buffer{p, false, fixed, budget_ && fixed != kNoFixedSlot};
 }
 
-void StagingPool::Free(const Buffer &buf) {
+void StagingPool::Free(const Buffer &buf, size_t size) {
   RingRegistry::Get().WithdrawBuffer(buf.fixed);  // no ring may hold its pages once it is freed
   if (buf.pinned)
     Cuda().cuMemFreeHost(buf.data);
   else
     std::free(buf.data);
+  if (buf.charged) budget_->Release(PinnedBudget::kStaging, size);
 }
 
 Result<StagingLease> StagingPool::Lease(size_t size) { return LeaseImpl(size, true); }
@@ -237,7 +255,7 @@ void StagingPool::Release() {
     if (c.free.size() != c.allocated)
       UFILE_LOG_ERROR("staging pool released with %zu buffers still leased",
                       c.allocated - c.free.size());
-    for (const Buffer &b : c.free) Free(b);
+    for (const Buffer &b : c.free) Free(b, c.size);
     c.allocated -= c.free.size();
     c.free.clear();
   }

@@ -9,6 +9,9 @@
 // Every buffer is published to engine/ring_registry (while the table has
 // room), so io_uring may move its bytes as a registered buffer; it is
 // withdrawn before it is freed.
+// Pinned or published, a buffer is charged to the session's PinnedBudget
+// (max_device_pinned_mem_size_kb) until freed; one the budget refuses is
+// plain memory, neither pinned nor published (logged once per pool).
 // A lease is move-only and returns its buffer on destruction. A returned
 // buffer waits in its thread's slot (one per size class) for that thread's
 // next lease, so small I/O from many threads does not queue on one mutex;
@@ -28,6 +31,7 @@
 
 namespace ufile {
 
+class PinnedBudget;
 class PrimaryContexts;
 class StagingPool;
 
@@ -36,6 +40,7 @@ struct StagingBuffer {
   void *data = nullptr;
   bool pinned = false;
   int fixed = -1;  // engine/ring_registry buffer slot, or kNoFixedSlot
+  bool charged = false;  // to the pool's PinnedBudget
 };
 
 class StagingLease {
@@ -70,9 +75,10 @@ StagingHostAlloc InstallStagingHostAlloc(StagingHostAlloc fn);
 
 class StagingPool {
  public:
-  // ctxs may be null (no GPU): buffers are then never pinned.
+  // ctxs may be null (no GPU): buffers are then never pinned. budget may be
+  // null: no bound.
   StagingPool(const std::vector<size_t> &sizes_kb, const std::vector<size_t> &counts,
-              PrimaryContexts *ctxs);
+              PrimaryContexts *ctxs, PinnedBudget *budget = nullptr);
   ~StagingPool();
   StagingPool(const StagingPool &) = delete;
   StagingPool &operator=(const StagingPool &) = delete;
@@ -110,11 +116,13 @@ class StagingPool {
   Result<Buffer> Allocate(size_t size);
   // The context that pins a new buffer (see the definition).
   Result<CUcontext> PinningContext();
+  // Plain memory of size bytes; published (and charged) when charge.
+  Result<Buffer> AllocatePlain(size_t size, bool charge);
   // One buffer of class c against a slot it reserves, allocated without
   // mu_ (held by lock on entry and exit); on failure the slot goes back and
   // waiters wake.
   Result<Buffer> AllocateReserved(SizeClass &c, std::unique_lock<std::mutex> &lock);
-  void Free(const Buffer &buf);
+  void Free(const Buffer &buf, size_t size);
   void Return(size_t cls, const Buffer &buf);
   Slot &MySlot();
   bool TakeFromSlot(size_t cls, Buffer *out);
@@ -122,6 +130,7 @@ class StagingPool {
   void Scavenge(size_t cls);
 
   PrimaryContexts *ctxs_;
+  PinnedBudget *budget_;
   std::mutex mu_;
   std::condition_variable returned_;
   std::vector<SizeClass> classes_;  // sorted by size
@@ -129,6 +138,7 @@ class StagingPool {
   std::atomic<int> waiters_{0};
   std::atomic<bool> pin_failed_{false};
   std::atomic<CUcontext> last_ctx_{nullptr};  // the context that last pinned a buffer
+  std::atomic<bool> budget_logged_{false};
 };
 
 }  // namespace ufile

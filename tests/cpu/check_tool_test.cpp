@@ -118,6 +118,46 @@ TEST_F(CheckTool, NvidiaShippedSystemValuesAreReportedAsUnset) {
   EXPECT_EQ((*par)["value"], "6  (" + dir_.File("system.json") + ")");
 }
 
+// Settings without effect in ufile are listed with their value and marked
+// inert with the reason; an inert key that has no value is listed where a
+// file names it. Effective settings carry no mark. The locked-memory section
+// bounds the pinned staging by max_device_pinned_mem_size_kb.
+TEST_F(CheckTool, InertSettingsAreMarkedWithTheReason) {
+  WriteTextFile(dir_.File("cufile.json"),
+                R"({"properties": {"use_poll_mode": true, "rdma_dc_key": "0x1",
+                                   "max_device_pinned_mem_size_kb": 65536}})");
+  ScopedEnv sys("UFILE_SYSTEM_JSON_PATH", dir_.File("none.json"));
+  ScopedEnv env("CUFILE_ENV_PATH_JSON", dir_.File("cufile.json"));
+  const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
+  EXPECT_EQ(run.exit_code, 0) << run.out;
+  const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << run.out;
+  auto value = [&](const std::string &key) {
+    const nlohmann::json *line = FindLine(doc, "Configuration", key);
+    return line ? (*line)["value"].get<std::string>() : "(absent)";
+  };
+  EXPECT_EQ(value("properties.use_poll_mode"),
+            "true  (" + dir_.File("cufile.json") +
+                " (CUFILE_ENV_PATH_JSON)); inert: ufile has no completion polling: it waits for "
+                "the kernel's completion (io_uring or pread)");
+  for (const char *key : {"properties.poll_mode_max_size_kb", "properties.skip_topology_detection",
+                          "properties.max_device_cache_size_kb",
+                          "properties.per_buffer_cache_size_kb"})
+    EXPECT_NE(value(key).find("  (default); inert: ufile "), std::string::npos)
+        << key << ": " << value(key);
+  EXPECT_EQ(value("properties.rdma_dc_key"), "accepted; inert: needs nvidia-fs");
+  for (const char *key : {"properties.max_device_pinned_mem_size_kb",
+                          "execution.max_io_queue_depth", "properties.io_batchsize"})
+    EXPECT_EQ(value(key).find("inert"), std::string::npos) << key << ": " << value(key);
+  // The pinned part of the staging pool is bounded by the same key.
+  const nlohmann::json *pool = FindLine(doc, "Locked memory", "pinned staging pool");
+  ASSERT_NE(pool, nullptr);
+  EXPECT_NE((*pool)["value"].get<std::string>().find("pinned up to "
+                                                     "max_device_pinned_mem_size_kb"),
+            std::string::npos)
+      << (*pool)["value"];
+}
+
 // A full filesystem: nothing can be probed there, which CHECK.md reports as
 // [WARN] "not probed", not as a failure of ufile (exit 0). Needs a tmpfs
 // mount of its own (root with CAP_SYS_ADMIN), else skipped.

@@ -75,6 +75,7 @@ std::vector<std::string> KeysOfCell(const std::string &cell) {
 
 struct Doc {
   std::multiset<std::string> keys;  // rows of the tables under "## The JSON files"
+  std::set<std::string> inert;      // those of them whose meaning starts with "Inert"
   std::map<std::string, std::tuple<size_t, size_t, size_t>> size_params;  // key -> min, max, step
   std::set<std::string> bool_params;
 };
@@ -98,7 +99,11 @@ Doc ReadDoc(const std::string &path) {
       continue;
     }
     if (chapter == "## The JSON files" && table == "key") {
-      for (const std::string &key : KeysOfCell(cells[0])) doc.keys.insert(key);
+      const bool inert = cells.back().rfind("Inert", 0) == 0;
+      for (const std::string &key : KeysOfCell(cells[0])) {
+        doc.keys.insert(key);
+        if (inert) doc.inert.insert(key);
+      }
     } else if (table == "`CUFileSizeTConfigParameter_t`" && cells.size() == 5) {
       const size_t step = cells[4].empty() ? 1 : std::stoull(cells[4]);
       doc.size_params[Quoted(cells[1]).at(0)] = {std::stoull(cells[2]), std::stoull(cells[3]),
@@ -127,6 +132,17 @@ TEST(ConfigKeysDoc, ListsExactlyTheTableKeys) {
         << key << ": in the table, listed " << doc.keys.count(key) << " times in " << path;
   for (const std::string &key : doc.keys)
     EXPECT_EQ(table.count(key), 1u) << key << ": listed in " << path << ", not in the table";
+}
+
+// A key the table marks inert is documented as such ("Inert: ..." with the
+// reason), and a key documented as inert is marked inert in the table, so
+// that ufile-check says so.
+TEST(ConfigKeysDoc, InertKeysAreTheTablesInertKeys) {
+  const Doc doc = ReadDoc(ConfigDocPath());
+  std::set<std::string> table;
+  for (const ConfigKey &row : ConfigKeys())
+    if (row.json && row.inert) table.insert(row.key);
+  EXPECT_EQ(doc.inert, table);
 }
 
 TEST(ConfigKeysDoc, ParameterTablesMatch) {
@@ -166,7 +182,44 @@ TEST(ConfigKeys, RowsAreConsistent) {
       EXPECT_EQ(row.max % row.step, 0u);
     }
     EXPECT_TRUE(!row.choices || Holds<std::string>(row));
+    EXPECT_TRUE(!row.inert || *row.inert) << "an inert key says why";
   }
+}
+
+// Settings whose mechanism ufile does not have are inert, each with its
+// reason; the settings that do act are not.
+TEST(ConfigKeys, SettingsWithoutEffectAreInert) {
+  for (const char *key :
+       {"properties.use_poll_mode", "properties.poll_mode_max_size_kb",
+        "properties.skip_topology_detection", "properties.max_device_cache_size_kb",
+        "properties.per_buffer_cache_size_kb", "fs.generic.posix_unaligned_writes",
+        "miscellaneous.api_check_aggressive"}) {
+    const ConfigKey *row = FindJsonKey(key);
+    ASSERT_NE(row, nullptr) << key;
+    EXPECT_NE(row->inert, nullptr) << key;
+  }
+  for (const char *key :
+       {"properties.max_device_pinned_mem_size_kb", "execution.max_io_queue_depth",
+        "properties.max_direct_io_size_kb", "properties.allow_system_memory"}) {
+    const ConfigKey *row = FindJsonKey(key);
+    ASSERT_NE(row, nullptr) << key;
+    EXPECT_EQ(row->inert, nullptr) << key;
+  }
+}
+
+// execution.max_io_queue_depth takes exactly the depths the engine's rings
+// are made with (engine/uring_engine.cpp clamps to the same constants).
+TEST(ConfigKeys, QueueDepthRangeIsTheEngines) {
+  const ConfigKey &row = *FindParamKey(CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH);
+  EXPECT_EQ(row.min, 4u);
+  EXPECT_EQ(row.max, 4096u);
+  EXPECT_EQ(row.min, kMinIoQueueDepth);
+  EXPECT_EQ(row.max, kMaxIoQueueDepth);
+  std::string why;
+  EXPECT_FALSE(CheckKeyValue(row, 32768, &why));
+  EXPECT_EQ(why, "must be in [4, 4096]");
+  EXPECT_FALSE(CheckKeyValue(row, 1, &why));
+  EXPECT_TRUE(CheckKeyValue(row, 4096, &why));
 }
 
 TEST(ConfigKeys, ParametersFindTheirRows) {

@@ -119,8 +119,16 @@ const char kEveryKey[] = R"({
   "ufile": { "engine": "thread_pool" }
 })";
 
-// The keys of kEveryKey that need nvidia-fs.
-const std::vector<std::string> kInertKeys = {"properties.use_pci_p2pdma",
+// The keys of kEveryKey that are inert: those that need nvidia-fs, and
+// those whose mechanism ufile does not have (docs/CONFIG.md says why).
+const std::vector<std::string> kInertKeys = {"properties.max_device_cache_size_kb",
+                                             "properties.per_buffer_cache_size_kb",
+                                             "properties.use_poll_mode",
+                                             "properties.poll_mode_max_size_kb",
+                                             "properties.skip_topology_detection",
+                                             "fs.generic.posix_unaligned_writes",
+                                             "miscellaneous.api_check_aggressive",
+                                             "properties.use_pci_p2pdma",
                                              "properties.gds_rdma_write_support",
                                              "properties.io_priority",
                                              "properties.rdma_dev_addr_list",
@@ -229,6 +237,11 @@ TEST_F(ConfigTest, BadValuesNameTheKeyAndKeepTheLowerLayer) {
       {R"({"execution":{"max_io_threads":"four"}})", "execution.max_io_threads",
        [](const Config &c) { return c.max_io_threads == 0; }},
       {R"({"execution":{"max_io_queue_depth":true}})", "execution.max_io_queue_depth",
+       [](const Config &c) { return c.max_io_queue_depth == 128; }},
+      // The range of the engine's rings: 4 to 4096 entries.
+      {R"({"execution":{"max_io_queue_depth":3}})", "execution.max_io_queue_depth",
+       [](const Config &c) { return c.max_io_queue_depth == 128; }},
+      {R"({"execution":{"max_io_queue_depth":4097}})", "execution.max_io_queue_depth",
        [](const Config &c) { return c.max_io_queue_depth == 128; }},
       {R"({"properties":{"max_direct_io_size_kb":-4}})", "properties.max_direct_io_size_kb",
        [](const Config &c) { return c.max_direct_io_size_kb == 16384; }},

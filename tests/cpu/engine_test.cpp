@@ -10,7 +10,9 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <utility>
 
+#include "base/log.h"
 #include "core/driver.h"
 #include "core/runtime.h"
 #include "engine/engine.h"
@@ -80,6 +82,35 @@ TEST_F(EngineChoice, ConfiguredChoiceIsUsed) {
   ScopedEnv env("UFILE_ENGINE", "io_uring");
   ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
   EXPECT_STREQ(EngineInUse().c_str(), "io_uring");
+}
+
+// The io_uring engine's INFO line names the depth its rings are made with:
+// the key's range, whatever a Config built in code holds.
+TEST_F(EngineChoice, TheLoggedQueueDepthIsTheOneInUse) {
+  std::string why;
+  if (!MakeUringEngine(8, EngineRegistration{}, &why))
+    GTEST_SKIP() << "io_uring unavailable here: " << why;
+  TempDir dir;
+  const std::pair<size_t, size_t> cases[] = {{2, 4}, {64, 64}, {32768, 4096}};
+  for (const auto &[asked, used] : cases) {
+    SCOPED_TRACE(asked);
+    Config cfg;
+    cfg.engine = EngineKind::kIoUring;
+    cfg.max_io_queue_depth = asked;
+    cfg.log_level = LogLevel::kInfo;
+    cfg.log_file_path = dir.File("engine" + std::to_string(asked) + ".log");
+    ConfigureLog(cfg);
+    std::unique_ptr<Engine> e = MakeEngine(cfg);
+    ASSERT_NE(e, nullptr);
+    EXPECT_EQ(e->together(), used);
+    const std::vector<uint8_t> log = ReadWholeFile(cfg.log_file_path);
+    const std::string text(log.begin(), log.end());
+    EXPECT_NE(text.find("queue depth " + std::to_string(used) + " per thread"), std::string::npos)
+        << text;
+  }
+  Config quiet;
+  quiet.log_file_path = "/dev/null";
+  ConfigureLog(quiet);
 }
 
 class UringEngineTest : public ::testing::Test {

@@ -38,7 +38,7 @@ struct SizeCase {
 // table (base/config_keys.cpp), so that a wrong row there fails.
 const SizeCase kSizes[] = {
     {CUFILE_PARAM_PROFILE_STATS, "profile.cufile_stats", 0, 0, 3, 1, 2},
-    {CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, "execution.max_io_queue_depth", 128, 1, 32768, 1,
+    {CUFILE_PARAM_EXECUTION_MAX_IO_QUEUE_DEPTH, "execution.max_io_queue_depth", 128, 4, 4096, 1,
      64},
     {CUFILE_PARAM_EXECUTION_MAX_IO_THREADS, "execution.max_io_threads", 0, 0, 256, 1, 8},
     {CUFILE_PARAM_EXECUTION_MIN_IO_THRESHOLD_SIZE_KB, "execution.min_io_threshold_size_kb", 1024, 4,

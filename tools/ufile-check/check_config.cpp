@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <variant>
 
 #include "base/config_keys.h"
 #include "checks.h"
@@ -76,11 +77,19 @@ void CheckLibrary(Report &report) {
 void CheckConfig(Report &report, const Config &cfg) {
   Section &s = report.AddSection("Configuration");
   ConfigFiles(s);
-  // Inert keys are listed below, and only where a file names them.
-  for (const ConfigKey &row : ConfigKeys())
-    if (row.listed && !row.inert)
-      s.Add(row.key, ConfigValueText(cfg, row) + "  (" + Source(cfg, row.key) + ")");
-  for (const std::string &k : cfg.inert_keys) s.Add(k, "accepted; no effect without nvidia-fs");
+  // Every key with a value, an inert one saying why it has no effect; inert
+  // keys without a value only where a file names them.
+  for (const ConfigKey &row : ConfigKeys()) {
+    if (!row.listed || std::holds_alternative<std::monostate>(row.field)) continue;
+    std::string line = ConfigValueText(cfg, row) + "  (" + Source(cfg, row.key) + ")";
+    if (row.inert) line += std::string("; inert: ") + row.inert;
+    s.Add(row.key, line);
+  }
+  for (const std::string &k : cfg.inert_keys) {
+    const ConfigKey *row = FindJsonKey(k);
+    if (row && std::holds_alternative<std::monostate>(row->field))
+      s.Add(k, std::string("accepted; inert: ") + row->inert);
+  }
   for (const std::string &k : cfg.unknown_keys)
     s.Add(k, "unknown key, ignored", Status::kWarn,
           "remove it or fix its spelling (docs/CONFIG.md lists the keys)");
@@ -92,9 +101,16 @@ void CheckMemlock(Report &report, const Config &cfg) {
   for (size_t i = 0; i < cfg.posix_pool_slab_size_kb.size() && i < cfg.posix_pool_slab_count.size();
        ++i)
     pool += 1024ULL * cfg.posix_pool_slab_size_kb[i] * cfg.posix_pool_slab_count[i];
-  s.Add("pinned staging pool", Bytes(pool) +
-                                   " (posix_pool_slab_size_kb x posix_pool_slab_count, "
-                                   "allocated on demand)");
+  // Staging pinned past max_device_pinned_mem_size_kb stays unpinned.
+  const unsigned long long bound = 1024ULL * cfg.max_device_pinned_mem_size_kb;
+  std::string what = " (posix_pool_slab_size_kb x posix_pool_slab_count, allocated on demand";
+  if (bound < pool) {
+    what += "; pinned up to max_device_pinned_mem_size_kb, " + Bytes(bound) + ")";
+    pool = bound;
+  } else {
+    what += ")";
+  }
+  s.Add("pinned staging pool", Bytes(pool) + what);
   struct rlimit rl;
   if (getrlimit(RLIMIT_MEMLOCK, &rl) != 0) {
     s.Add("RLIMIT_MEMLOCK", "unknown", Status::kWarn, "");
