@@ -94,9 +94,11 @@ size_t StagingPool::ClassFor(size_t size) const {
 }
 
 // Pinned staging is portable (every context may use it), so any context can
-// allocate it. The calling thread's comes first, then the last one used: GPU 0's
-// primary context only when no other is known, since a context on a GPU the
-// process does not use takes that GPU's memory (one per rank on a multi-GPU host).
+// allocate it: the calling thread's current one, else the last one used, GPU
+// 0's primary context only when none is known. A context on a GPU the process
+// does not use takes that GPU's memory (one per rank on a multi-GPU host). As
+// with copy lanes, a context the application made current must outlive the
+// session (docs/API.md, contexts).
 Result<CUcontext> StagingPool::PinningContext() {
   CUcontext current = nullptr;
   if (Cuda().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current) {
