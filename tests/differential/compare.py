@@ -154,7 +154,7 @@ def main(argv):
     if len(argv) == 2 and argv[0] == "--check-list":
         try:
             print(f"{len(load_list(argv[1]))} entries")
-        except ListError as exc:
+        except (ListError, OSError) as exc:
             print(f"{argv[1]}: {exc}")
             return 1
         return 0
@@ -167,12 +167,16 @@ def main(argv):
         return 2
     try:
         entries = load_list(argv[2])
-    except ListError as exc:
+    except (ListError, OSError) as exc:
         print(f"{argv[2]}: {exc}")
         return 1
     problems, report, proposed = [], [], []
-    nvidia = load_output(argv[0], "nvidia", problems)
-    ufile = load_output(argv[1], "ufile", problems)
+    try:
+        nvidia = load_output(argv[0], "nvidia", problems)
+        ufile = load_output(argv[1], "ufile", problems)
+    except OSError as exc:
+        print(f"cannot read an output: {exc}")
+        return 1
     same, known = compare(nvidia, ufile, entries, problems, report, proposed)
     for p in problems:
         print(p)
