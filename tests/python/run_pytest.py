@@ -80,7 +80,7 @@ def main(argv: list) -> int:
         return 1
     if why:
         print(f"SKIPPED: {why}")
-        print("tests: 0 ran (the file skipped)")
+        print("GPU tests: 0 ran (the file skipped)")
         if strict:
             print(f"FAILED: {strict}")
             return 1
@@ -88,7 +88,8 @@ def main(argv: list) -> int:
     import pytest
     outcomes = Outcomes()
     rc = int(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", *argv], plugins=[outcomes]))
-    print(f"tests: {outcomes.ran} ran, {outcomes.skipped} skipped, {outcomes.failed} failed")
+    print(f"{'GPU tests' if gpu else 'tests'}: {outcomes.ran} ran, {outcomes.skipped} skipped, "
+          f"{outcomes.failed} failed")
     if rc == 0 and outcomes.skipped and strict:
         print(f"FAILED: {outcomes.skipped} skipped: {strict}")
         return 1
