@@ -3,6 +3,7 @@
 
   compare.py NVIDIA_TXT UFILE_TXT KNOWN_DIFFERENCES [--report FILE]
   compare.py --check-list KNOWN_DIFFERENCES
+  compare.py --check-ufile UFILE_TXT KNOWN_DIFFERENCES   (ufile's values alone)
 
 Each output line "<case>.<step> <value>" is keyed by its first word; other
 lines (what a library printed itself) are ignored. The run fails (exit 1) on:
@@ -73,8 +74,9 @@ def load_list(path):
     return entries
 
 
-def load_output(path, name, problems):
-    """key -> value, in order; adds what makes the output unusable to problems."""
+def load_output(path, name, problems, gpu_cases=True):
+    """key -> value, in order; adds what makes the output unusable to problems.
+    Without gpu_cases a case that found no GPU is dropped, not a problem."""
     out = {}
     with open(path, encoding="utf-8", errors="replace") as f:
         for line in f:
@@ -97,11 +99,34 @@ def load_output(path, name, problems):
             problems.append(f"{name}: {key} {value}")
         elif key.endswith(".END") and value != "exit 0":
             problems.append(f"{name}: {key} {value}")
-        elif key.endswith(".cuda"):
+        elif key.endswith(".cuda") and gpu_cases:
             problems.append(f"{name}: {key} {value}: the case compared nothing")
         elif case != "probe" and case not in ends:
             problems.append(f"{name}: case {case} has no END line")
+    if not gpu_cases:
+        no_gpu = {k.split(".", 1)[0] for k in out if k.endswith(".cuda")}
+        out = {k: v for k, v in out.items() if k.split(".", 1)[0] not in no_gpu}
     return out
+
+
+def check_ufile(ufile, entries, problems):
+    """ufile's side of the list against ufile's output alone: each entry's
+    ufile value holds for every key it covers there, and each entry over a
+    case that ran covers a key or names "(no line)"."""
+    cases = {k.split(".", 1)[0] for k in ufile}
+    for e in entries:
+        exact = isinstance(e["key"], str)
+        keys = [e["key"]] if exact else [k for k in ufile if e["key"].match(k)]
+        if exact and e["key"].split(".", 1)[0] not in cases:
+            continue  # a GPU case that did not run here
+        if not exact and not keys:
+            continue
+        for key in keys:
+            got = ufile.get(key, NO_LINE)
+            if not _allows(e["ufile"], got):
+                want = e["ufile"].pattern if isinstance(e["ufile"], re.Pattern) else e["ufile"]
+                problems.append(f"list line {e['line']}: {key}: ufile gives {got!r}, "
+                                f"the list says {want!r}")
 
 
 def _allows(want, got):
@@ -158,6 +183,18 @@ def main(argv):
             print(f"{argv[1]}: {exc}")
             return 1
         return 0
+    if len(argv) == 3 and argv[0] == "--check-ufile":
+        problems = []
+        try:
+            entries = load_list(argv[2])
+            check_ufile(load_output(argv[1], "ufile", problems, gpu_cases=False), entries,
+                        problems)
+        except (ListError, OSError) as exc:
+            problems.append(str(exc))
+        for p in problems:
+            print(p)
+        print(f"ufile's values in the list: {len(problems)} problems")
+        return 1 if problems else 0
     report_path = None
     if len(argv) == 5 and argv[3] == "--report":
         report_path = argv.pop(4)

@@ -133,6 +133,24 @@ class Checker(unittest.TestCase):
         known = read("known.txt") + "~^slabs\\.(END|nothing)$\t~^.*$\t~^.*$\tends\n"
         self.assertFails("covers slabs.END: never excused", known=known)
 
+    def test_ufile_values_are_checked_alone(self):
+        def check(ufile):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = os.path.join(tmp, "ufile.txt")
+                with open(path, "w", encoding="utf-8") as f:
+                    f.write(ufile)
+                out = io.StringIO()
+                with contextlib.redirect_stdout(out):
+                    rc = compare.main(["--check-ufile", path, os.path.join(DATA, "known.txt")])
+                return rc, out.getvalue()
+        no_gpu = "probe.cases 5\nbatch.cuda unavailable\nbatch.END exit 0\n"
+        ufile = read("ufile.txt").replace("probe.cases 4\n", no_gpu)
+        rc, text = check(ufile)
+        self.assertEqual(rc, 0, text)
+        rc, text = check(ufile.replace("slabs.set.size0 err=5022", "slabs.set.size0 err=0"))
+        self.assertEqual(rc, 1, text)
+        self.assertIn("slabs.set.size0: ufile gives 'err=0 cu=0'", text)
+
     def test_the_project_list_is_well_formed(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):

@@ -74,14 +74,17 @@ void Isolated(const char *step, void (*fn)(void *), void *arg) {
   fflush(stdout);
   const pid_t pid = fork();
   if (pid == 0) {
+    alarm(60); /* a hang is a result too */
     fn(arg);
     fflush(stdout);
     _exit(0);
   }
   int status = 0;
   waitpid(pid, &status, 0);
+  alarm(60); /* the case's own limit counts from its last child */
   if (WIFSIGNALED(status))
-    Note(step, "crashed: signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    Note(step, "crashed: signal %d (%s)", WTERMSIG(status),
+         WTERMSIG(status) == SIGALRM ? "hung for 60 s" : strsignal(WTERMSIG(status)));
   else if (WEXITSTATUS(status) != 0)
     Note(step, "crashed: exit %d", WEXITSTATUS(status));
 }
