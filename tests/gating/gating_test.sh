@@ -5,7 +5,8 @@
 # UFILE_GPU_SKIPS_OK=1: checked for the GoogleTest main (GATING_PROBE), for
 # gpu_gate.sh and for run_pytest.py --gpu, with a GPU faked by an nvidia-smi
 # on PATH. Also: run_pytest.py without --gpu and pip_install_test.sh fail,
-# not skip, when what CI installs is missing.
+# not skip, when what CI installs is missing; ctest_summary.sh prints each
+# skipped test's reason and the GPU count.
 set -u
 probe=$1 tests=$2 py=$3 work=$4
 rm -rf "$work" && mkdir -p "$work/bin" || exit 1
@@ -81,6 +82,31 @@ expect "pip_install_test.sh without venv fails" 1 -- \
   bash "$tests/python/pip_install_test.sh" "$work/bin/novenv-python" /nonexistent /nonexistent \
   "$work/pip"
 said "FAILED: .* -m venv failed"
+
+# ctest_summary.sh: a skipped test's reason and the GPU count.
+mkdir -p "$work/build/Testing/Temporary"
+cat >"$work/build/Testing/Temporary/LastTest.log" <<'LOG'
+1/2 Testing: gpu_a
+1/2 Test: gpu_a
+Output:
+----------------------------------------------------------
+[  SKIPPED ] A.B
+GPU tests: 3 ran, 1 skipped, 0 failed
+<end of output>
+2/2 Testing: gpu_b
+2/2 Test: gpu_b
+Output:
+----------------------------------------------------------
+SKIPPED: no usable GPU: a reason
+GPU tests: 0 ran (the binary skipped)
+<end of output>
+LOG
+printf '1/2 Test #1: gpu_a ....   Passed\n2/2 Test #2: gpu_b ....***Skipped   0.00 sec\n' \
+  >"$work/console"
+expect "ctest_summary.sh runs" 0 -- sh "$tests/support/ctest_summary.sh" "$work/console" "$work/build"
+said "^  gpu_b$"
+said "^    SKIPPED: no usable GPU: a reason$"
+said "GPU tests: 3 ran, 1 skipped, 0 failed; of 2 GPU binaries and files, 1 skipped whole"
 
 [ "$fails" -eq 0 ] && echo "gating: all checks passed" || echo "gating: $fails checks failed"
 [ "$fails" -eq 0 ]

@@ -27,6 +27,7 @@ awk -v console="$console" '
     if (match($0, /[0-9]+ ran/)) ran += substr($0, RSTART, RLENGTH - 4)
     if (match($0, /[0-9]+ skipped/)) skip += substr($0, RSTART, RLENGTH - 8)
     if (match($0, /[0-9]+ failed/)) fail += substr($0, RSTART, RLENGTH - 7)
+    if ($0 ~ /skipped\)$/) whole++
     runs++
   }
   END {
@@ -34,5 +35,5 @@ awk -v console="$console" '
     for (i = 1; i <= n; i++)
       print "  " order[i] ((order[i] in reason) ? reason[order[i]] : "\n    (no reason printed)")
     if (runs)
-      printf "GPU tests: %d ran, %d skipped, %d failed (%d GPU binaries and files reported)\n", ran, skip, fail, runs
+      printf "GPU tests: %d ran, %d skipped, %d failed; of %d GPU binaries and files, %d skipped whole\n", ran, skip, fail, runs, whole
   }' "$log"
