@@ -51,7 +51,8 @@ class Checker(unittest.TestCase):
 
     def test_a_changed_value_and_a_crash_fail(self):
         ufile = read("ufile.txt").replace("driver.open1 err=0 cu=0", "driver.open1 err=5001 cu=0")
-        ufile = ufile.replace("slabs.END exit 0", "slabs.END crashed: signal 11 (Segmentation fault)")
+        ufile = ufile.replace("slabs.END exit 0",
+                              "slabs.END crashed: signal 11 (Segmentation fault)")
         rc, text = self.run_checker(ufile=ufile)
         self.assertEqual(rc, 1, text)
         self.assertIn("DIFFER driver.open1", text)

@@ -25,7 +25,8 @@ run() {  # name library
 }
 run nvidia "$theirs"
 run ufile "$ours"
-echo "NVIDIA: $theirs ($(wc -l <"$out/nvidia.txt") lines); ufile: $ours ($(wc -l <"$out/ufile.txt") lines)"
+echo "NVIDIA: $theirs ($(wc -l <"$out/nvidia.txt") lines);" \
+  "ufile: $ours ($(wc -l <"$out/ufile.txt") lines)"
 python3 "$here/compare.py" "$out/nvidia.txt" "$out/ufile.txt" "$known" \
   --report "$out/differences.txt"
 rc=$?

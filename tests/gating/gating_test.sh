@@ -103,7 +103,8 @@ GPU tests: 0 ran (the binary skipped)
 LOG
 printf '1/2 Test #1: gpu_a ....   Passed\n2/2 Test #2: gpu_b ....***Skipped   0.00 sec\n' \
   >"$work/console"
-expect "ctest_summary.sh runs" 0 -- sh "$tests/support/ctest_summary.sh" "$work/console" "$work/build"
+expect "ctest_summary.sh runs" 0 -- \
+  sh "$tests/support/ctest_summary.sh" "$work/console" "$work/build"
 said "^  gpu_b$"
 said "^    SKIPPED: no usable GPU: a reason$"
 said "GPU tests: 3 ran, 1 skipped, 0 failed; of 2 GPU binaries and files, 1 skipped whole"

@@ -35,5 +35,6 @@ awk -v console="$console" '
     for (i = 1; i <= n; i++)
       print "  " order[i] ((order[i] in reason) ? reason[order[i]] : "\n    (no reason printed)")
     if (runs)
-      printf "GPU tests: %d ran, %d skipped, %d failed; of %d GPU binaries and files, %d skipped whole\n", ran, skip, fail, runs, whole
+      printf "GPU tests: %d ran, %d skipped, %d failed; of %d GPU binaries and files, " \
+        "%d skipped whole\n", ran, skip, fail, runs, whole
   }' "$log"
