@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The test suite (README command (b), what CI runs). Tests that need a GPU
-# report "skipped" (with the reason) on machines without one.
+# report "skipped" on machines without one; after each ctest run every
+# skipped test is listed with its reason, and the count of GPU tests that
+# ran. On a machine with an NVIDIA GPU a GPU test's skip fails, unless
+# UFILE_GPU_SKIPS_OK=1 (tests/support/gpu_gate.h).
 #   scripts/test.sh          plain, address, thread (what CI runs)
 #   scripts/test.sh quick    the plain build only
-#   scripts/test.sh STAGE..  chosen stages: plain, address, thread, fuzz
+#   scripts/test.sh STAGE..  chosen stages: plain, address, thread, gpu, fuzz
 # Stages: plain     every CTest test, RelWithDebInfo (build/)
 #         address   the CPU suite under ASan+UBSan (build-asan/)
 #         thread    the CPU suite under TSan (build-tsan/)
+#         gpu       the tests labelled gpu of the plain build (GPU machine)
 #         fuzz      the libFuzzer run of scripts/fuzz.sh (build-fuzz/), not
 #                   in the default stages: run it on its own (docs/FUZZING.md)
 # The CPU suite is the GoogleTest binaries of tests/cpu (and the ufile-check
@@ -30,6 +34,17 @@ cpu_targets() {
   for f in tests/cpu/*_test.cpp; do f=${f##*/}; echo "cpu_${f%.cpp}"; done
 }
 
+# ctest with its arguments in build dir $1, then the skipped tests' reasons
+# and the GPU count (tests/support/ctest_summary.sh); ctest's exit status.
+run_ctest() {
+  local dir=$1 rc=0
+  shift
+  ctest --test-dir "$dir" --output-on-failure -j "$jobs" "$@" | tee "$dir/ctest-console.txt" ||
+    rc=$?
+  sh tests/support/ctest_summary.sh "$dir/ctest-console.txt" "$dir"
+  return "$rc"
+}
+
 # The sanitizers find the same faults at -O1, which compiles faster than
 # -O2 -g (and TSan at -O2 ran the I/O matrix no faster).
 sanitized() {  # dir sanitizer
@@ -37,7 +52,7 @@ sanitized() {  # dir sanitizer
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG"
   # shellcheck disable=SC2046
   cmake --build "$1" -j "$jobs" --target $(cpu_targets)
-  ctest --test-dir "$1" -R '^cpu_' -E '^cpu_python_' --output-on-failure -j "$jobs" --timeout 1800
+  run_ctest "$1" -R '^cpu_' -E '^cpu_python_' --timeout 1800
 }
 
 stage() {
@@ -46,10 +61,13 @@ stage() {
   case "$1" in
     plain) cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
            cmake --build "$dir" -j "$jobs"
-           ctest --test-dir "$dir" --output-on-failure -j "$jobs" --timeout 900 ;;
+           run_ctest "$dir" --timeout 900 ;;
+    gpu)   cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo
+           cmake --build "$dir" -j "$jobs"
+           run_ctest "$dir" -L gpu --timeout 900 ;;
     address|thread) sanitized "$dir-${1:0:1}san" "$1" ;;
     fuzz)  scripts/fuzz.sh ;;
-    *) echo "unknown stage '$1' (plain, address, thread, fuzz, quick)" >&2; exit 2 ;;
+    *) echo "unknown stage '$1' (plain, address, thread, gpu, fuzz, quick)" >&2; exit 2 ;;
   esac
   echo "=== stage $1 passed in $((SECONDS - start)) s"
 }

@@ -54,6 +54,13 @@ void Line(const char *step, CUfileError_t e, const char *fmt, ...)
 /* A line with no status (void calls, values). */
 void Note(const char *step, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* Runs fn(arg) in a forked child of the case: a call sequence that must not
+ * see what the case did before (NVIDIA's getters open its driver). A crash
+ * there is a line "<case>.<step> crashed: ...". */
+void Isolated(const char *step, void (*fn)(void *), void *arg);
+/* A page shared with such children (their results), or NULL. */
+void *SharedPage(void);
+
 /* The cases (probe_cases.c, probe_cases2.c), each run in its own process. */
 typedef struct {
   const char *name;

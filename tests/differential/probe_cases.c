@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* Cases without memory: driver open/close and use count, version,
- * properties, every parameter getter/setter with its range and the slab
- * arrays, before and after open. */
+ * properties, the slab arrays before and after open (the other parameters:
+ * probe_params.c). */
 #include <stdint.h>
 #include <string.h>
 
@@ -74,110 +74,6 @@ static void VersionPropsCase(void) {
   UseCount("closed.count");
 }
 
-static const int kSizeParams = CUFILE_PARAM_PROPERTIES_BATCH_IO_TIMEOUT_MS + 1;
-static const int kBoolParams = CUFILE_PARAM_STREAM_MEMOPS_BYPASS + 1;
-static const int kStringParams = CUFILE_PARAM_LOG_DIR + 1;
-
-static void Getters(const char *phase) {
-  char step[96];
-  for (int i = 0; i <= kSizeParams; ++i) {
-    size_t v = 12345, lo = 777, hi = 777;
-    snprintf(step, sizeof step, "%s.size%d", phase, i);
-    CUfileError_t e = p_cuFileGetParameterSizeT((CUFileSizeTConfigParameter_t)i, &v);
-    Line(step, e, "v=%zu", v);
-    snprintf(step, sizeof step, "%s.minmax%d", phase, i);
-    e = p_cuFileGetParameterMinMaxValue((CUFileSizeTConfigParameter_t)i, &lo, &hi);
-    Line(step, e, "min=%zu max=%zu", lo, hi);
-  }
-  for (int i = 0; i <= kBoolParams; ++i) {
-    bool v = true;
-    snprintf(step, sizeof step, "%s.bool%d", phase, i);
-    CUfileError_t e = p_cuFileGetParameterBool((CUFileBoolConfigParameter_t)i, &v);
-    Line(step, e, "v=%d", (int)v);
-  }
-  for (int i = 0; i <= kStringParams; ++i) {
-    char s[4096] = "untouched";
-    snprintf(step, sizeof step, "%s.string%d", phase, i);
-    CUfileError_t e = p_cuFileGetParameterString((CUFileStringConfigParameter_t)i, s, sizeof s);
-    Line(step, e, "v='%s'", s);
-  }
-}
-
-static void ParamGettersCase(void) {
-  Getters("closed");
-  UseCount("closed.count");
-  Line("open", p_cuFileDriverOpen(), NULL);
-  Getters("open");
-  size_t v;
-  bool b;
-  char s[8] = "x";
-  Line("null.size", p_cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, NULL), NULL);
-  Line("null.bool", p_cuFileGetParameterBool(CUFILE_PARAM_PROFILE_NVTX, NULL), NULL);
-  Line("null.minmax", p_cuFileGetParameterMinMaxValue(CUFILE_PARAM_PROFILE_STATS, &v, NULL),
-       NULL);
-  Line("string.len0", p_cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, s, 0), NULL);
-  CUfileError_t e = p_cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, s, 1);
-  Line("string.len1", e, "s='%s'", s);
-  Line("string.null", p_cuFileGetParameterString(CUFILE_PARAM_LOGGING_LEVEL, NULL, 8), NULL);
-  (void)b;
-}
-
-/* For each size parameter: min-1, min, max, max+1, an odd value, then get. */
-static void SizeSetters(void) {
-  char step[96];
-  for (int i = 0; i < kSizeParams; ++i) {
-    size_t lo = 0, hi = 0, v = 0;
-    if (p_cuFileGetParameterMinMaxValue((CUFileSizeTConfigParameter_t)i, &lo, &hi).err)
-      continue;
-    /* Steps are named by label: the two libraries' ranges differ. */
-    const size_t tries[] = {lo - 1, lo, hi, hi + 1, lo + 6, SIZE_MAX};
-    static const char *const kLabels[] = {"min-1", "min", "max", "max+1", "min+6", "SIZE_MAX"};
-    for (size_t t = 0; t < sizeof tries / sizeof tries[0]; ++t) {
-      snprintf(step, sizeof step, "set.size%d.%s", i, kLabels[t]);
-      Line(step, p_cuFileSetParameterSizeT((CUFileSizeTConfigParameter_t)i, tries[t]), NULL);
-    }
-    snprintf(step, sizeof step, "set.size%d.get", i);
-    CUfileError_t e = p_cuFileGetParameterSizeT((CUFileSizeTConfigParameter_t)i, &v);
-    Line(step, e, "v=%zu", v);
-  }
-  Line("set.size.unknown", p_cuFileSetParameterSizeT((CUFileSizeTConfigParameter_t)kSizeParams, 4),
-       NULL);
-}
-
-static void BoolStringSetters(void) {
-  char step[96];
-  for (int i = 0; i <= kBoolParams; ++i) {
-    bool v = false;
-    snprintf(step, sizeof step, "set.bool%d", i);
-    Line(step, p_cuFileSetParameterBool((CUFileBoolConfigParameter_t)i, true), NULL);
-    snprintf(step, sizeof step, "set.bool%d.get", i);
-    CUfileError_t e = p_cuFileGetParameterBool((CUFileBoolConfigParameter_t)i, &v);
-    Line(step, e, "v=%d", (int)v);
-  }
-  static const char *const kStrings[] = {"info", "WARN", "bogus", "", "/tmp"};
-  for (int i = 0; i <= kStringParams; ++i)
-    for (size_t t = 0; t < sizeof kStrings / sizeof kStrings[0]; ++t) {
-      char s[4096] = "untouched";
-      snprintf(step, sizeof step, "set.string%d.'%s'", i, kStrings[t]);
-      Line(step, p_cuFileSetParameterString((CUFileStringConfigParameter_t)i, kStrings[t]), NULL);
-      snprintf(step, sizeof step, "set.string%d.'%s'.get", i, kStrings[t]);
-      CUfileError_t e = p_cuFileGetParameterString((CUFileStringConfigParameter_t)i, s, sizeof s);
-      Line(step, e, "v='%s'", s);
-    }
-  Line("set.string.null", p_cuFileSetParameterString(CUFILE_PARAM_LOGGING_LEVEL, NULL), NULL);
-}
-
-static void ParamSettersCase(void) {
-  SizeSetters();
-  BoolStringSetters();
-  UseCount("closed.count");
-  Line("open", p_cuFileDriverOpen(), NULL);
-  Line("open.set.size", p_cuFileSetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, 64), NULL);
-  Line("open.set.bool", p_cuFileSetParameterBool(CUFILE_PARAM_PROFILE_NVTX, true), NULL);
-  Line("open.set.string", p_cuFileSetParameterString(CUFILE_PARAM_LOGGING_LEVEL, "INFO"), NULL);
-  Getters("staged_open");
-}
-
 static void Slabs(const char *step) {
   size_t sizes[20], counts[20];
   for (int len = 0; len <= 17; ++len) {
@@ -195,6 +91,27 @@ static void Slabs(const char *step) {
   Note(step, "no length accepted");
 }
 
+/* One slab array set in a child of its own (each sees the default pool),
+ * and read back where get is set. */
+typedef struct {
+  const char *step;
+  size_t *sizes, *counts;
+  int len, get;
+} SlabTry;
+
+static void SlabTryChild(void *arg) {
+  const SlabTry *t = arg;
+  char get[96];
+  Line(t->step, p_cuFileSetParameterPosixPoolSlabArray(t->sizes, t->counts, t->len), NULL);
+  snprintf(get, sizeof get, "%s.get", t->step);
+  if (t->get) Slabs(get);
+}
+
+static void SlabSet(const char *step, size_t *sizes, size_t *counts, int len, int get) {
+  SlabTry t = {step, sizes, counts, len, get};
+  Isolated(step, SlabTryChild, &t);
+}
+
 static void SlabCase(void) {
   Slabs("closed.get");
   size_t s[17], c[17];
@@ -202,36 +119,36 @@ static void SlabCase(void) {
   Line("get.null", p_cuFileGetParameterPosixPoolSlabArray(NULL, c, 3), NULL);
   /* Four sizes from 4 MiB to 16 GiB (KiB), counts 10/5/3/2. */
   size_t big[] = {4096, 65536, 1048576, 16777216}, bigc[] = {10, 5, 3, 2};
-  Line("set.4mib_16gib", p_cuFileSetParameterPosixPoolSlabArray(big, bigc, 4), NULL);
-  Slabs("set.4mib_16gib.get");
+  SlabSet("set.4mib_16gib", big, bigc, 4, 1);
   size_t one[] = {1024}, onec[] = {8};
-  Line("set.one", p_cuFileSetParameterPosixPoolSlabArray(one, onec, 1), NULL);
-  Slabs("set.one.get");
+  SlabSet("set.one", one, onec, 1, 1);
   size_t odd[] = {6}, zero[] = {0}, huge[] = {(size_t)1 << 40}, tib[] = {(size_t)1 << 31};
-  Line("set.size6", p_cuFileSetParameterPosixPoolSlabArray(odd, onec, 1), NULL);
-  Line("set.size0", p_cuFileSetParameterPosixPoolSlabArray(zero, onec, 1), NULL);
-  Line("set.size2tib", p_cuFileSetParameterPosixPoolSlabArray(tib, onec, 1), NULL);
-  Line("set.size1pib", p_cuFileSetParameterPosixPoolSlabArray(huge, onec, 1), NULL);
-  Line("set.count0", p_cuFileSetParameterPosixPoolSlabArray(one, zero, 1), NULL);
+  SlabSet("set.size6", odd, onec, 1, 0);
+  SlabSet("set.size0", zero, onec, 1, 0);
+  SlabSet("set.size2tib", tib, onec, 1, 0);
+  SlabSet("set.size1pib", huge, onec, 1, 0);
+  SlabSet("set.count0", one, zero, 1, 0);
   size_t manyc[] = {1000000};
-  Line("set.count1m", p_cuFileSetParameterPosixPoolSlabArray(one, manyc, 1), NULL);
+  SlabSet("set.count1m", one, manyc, 1, 0);
   size_t down[] = {1024, 4}, downc[] = {1, 2};
-  Line("set.descending", p_cuFileSetParameterPosixPoolSlabArray(down, downc, 2), NULL);
-  Slabs("set.descending.get");
+  SlabSet("set.descending", down, downc, 2, 1);
   for (int i = 0; i < 17; ++i) {
     s[i] = 4 * (size_t)(i + 1);
     c[i] = 1;
   }
-  Line("set.len16", p_cuFileSetParameterPosixPoolSlabArray(s, c, 16), NULL);
-  Line("set.len17", p_cuFileSetParameterPosixPoolSlabArray(s, c, 17), NULL);
-  Line("set.len0", p_cuFileSetParameterPosixPoolSlabArray(s, c, 0), NULL);
-  Line("set.null", p_cuFileSetParameterPosixPoolSlabArray(NULL, c, 1), NULL);
-  Slabs("closed.final");
+  SlabSet("set.len16", s, c, 16, 1);
+  SlabSet("set.len17", s, c, 17, 0);
+  SlabSet("set.len0", s, c, 0, 0);
+  SlabSet("set.null", NULL, c, 1, 0);
+  /* Set before open, kept at open; refused while open. */
+  Line("staged", p_cuFileSetParameterPosixPoolSlabArray(one, onec, 1), NULL);
   Line("open", p_cuFileDriverOpen(), NULL);
   Slabs("open.get");
-  Line("open.set", p_cuFileSetParameterPosixPoolSlabArray(one, onec, 1), NULL);
+  Line("open.set", p_cuFileSetParameterPosixPoolSlabArray(big, bigc, 4), NULL);
 }
 
+void ParamGettersCase(void);
+void ParamSettersCase(void);
 void StatsCase(void);
 void BarCase(void);
 void BufferCase(void);

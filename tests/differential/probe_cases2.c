@@ -41,7 +41,9 @@ void StatsCase(void) {
   Line("closed.get_null", p_cuFileGetStatsLevel(NULL), NULL);
   Line("closed.l1_null", p_cuFileGetStatsL1(NULL), NULL);
   Note("closed.count", "use_count=%ld", p_cuFileUseCount());
-  for (int l = -1; l <= 4; ++l) {
+  /* Downwards: a library that takes levels while closed opens at 0, as one
+   * that refuses them. */
+  for (int l = 4; l >= -1; --l) {
     char step[32];
     snprintf(step, sizeof step, "closed.set%d", l);
     Line(step, p_cuFileSetStatsLevel(l), NULL);
@@ -147,7 +149,9 @@ void BufferCase(void) {
   Rules("device", (char *)(uintptr_t)d, len);
   Rules("host", host, len);
   Rules("pinned", pinned, len);
-  Rules("managed", (char *)(uintptr_t)m, len);
+  /* Managed memory: whether it registers at all (the rules are the device's). */
+  Line("managed.register", p_cuFileBufRegister((char *)(uintptr_t)m, len, 0), NULL);
+  Line("managed.dereg", p_cuFileBufDeregister((char *)(uintptr_t)m), NULL);
   char *vmm = VmmAlloc(len);
   if (vmm)
     Rules("vmm", vmm, len);
@@ -178,19 +182,26 @@ void SystemMemoryCase(void) {
 void BatchCase(void) {
   if (ProbeCuda()) return;
   CUfileBatchHandle_t b = NULL;
+  /* NVIDIA's set-up needs an explicit open; ufile's opens implicitly. */
+  CUfileError_t e = p_cuFileBatchIOSetUp(&b, 1);
+  Line("closed.setup_1", e, "handle=%s", b ? "set" : "null");
+  if (b) p_cuFileBatchIODestroy(b);
+  Note("closed.count", "use_count=%ld", p_cuFileUseCount());
+  Line("open", p_cuFileDriverOpen(), NULL);
+  Note("open.count", "use_count=%ld", p_cuFileUseCount());
+  b = NULL;
   Line("setup_null", p_cuFileBatchIOSetUp(NULL, 1), NULL);
-  Note("setup_null.count", "use_count=%ld", p_cuFileUseCount());
   Line("setup0", p_cuFileBatchIOSetUp(&b, 0), NULL);
   size_t max = 0;
   p_cuFileGetParameterSizeT(CUFILE_PARAM_PROPERTIES_IO_BATCHSIZE, &max);
-  Note("io_batchsize", "%zu", max);
+  Note("io_batchsize", "%zu", max); /* the limits below are each library's own */
   const unsigned tries[] = {1, (unsigned)max, (unsigned)max + 1, 4096, 4097, 1u << 20};
   static const char *const kLabels[] = {"1", "max", "max+1", "4096", "4097", "1m"};
   for (size_t i = 0; i < sizeof tries / sizeof tries[0]; ++i) {
     char step[32];
     snprintf(step, sizeof step, "setup_%s", kLabels[i]);
     b = NULL;
-    CUfileError_t e = p_cuFileBatchIOSetUp(&b, tries[i]);
+    e = p_cuFileBatchIOSetUp(&b, tries[i]);
     Line(step, e, "handle=%s", b ? "set" : "null");
     if (e.err == CU_FILE_SUCCESS) p_cuFileBatchIODestroy(b);
   }
@@ -201,7 +212,7 @@ void BatchCase(void) {
   unsigned nr = 4;
   CUfileIOEvents_t ev[4];
   struct timespec ts = {0, 1000000};
-  CUfileError_t e = p_cuFileBatchIOGetStatus(b, 0, &nr, ev, &ts);
+  e = p_cuFileBatchIOGetStatus(b, 0, &nr, ev, &ts);
   Line("status_empty", e, "nr=%u", nr);
   Line("status_null_nr", p_cuFileBatchIOGetStatus(b, 0, NULL, ev, &ts), NULL);
   Line("cancel_empty", p_cuFileBatchIOCancel(b), NULL);

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -64,6 +65,30 @@ int ProbeCuda(void) {
   return 0;
 }
 
+void *SharedPage(void) {
+  void *p = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void Isolated(const char *step, void (*fn)(void *), void *arg) {
+  fflush(stdout);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    alarm(60); /* a hang is a result too */
+    fn(arg);
+    fflush(stdout);
+    _exit(0);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  alarm(60); /* the case's own limit counts from its last child */
+  if (WIFSIGNALED(status))
+    Note(step, "crashed: signal %d (%s)", WTERMSIG(status),
+         WTERMSIG(status) == SIGALRM ? "hung for 60 s" : strsignal(WTERMSIG(status)));
+  else if (WEXITSTATUS(status) != 0)
+    Note(step, "crashed: exit %d", WEXITSTATUS(status));
+}
+
 static int RunCase(const char *lib, const ProbeCase *c) {
   fflush(stdout);
   const pid_t pid = fork();
@@ -104,6 +129,11 @@ int main(int argc, char **argv) {
     return 2;
   }
   setenv("CUFILE_LOGFILE_PATH", "/dev/null", 0); /* unless told: the logs are not compared */
+  size_t n = 0;
+  for (size_t i = 0; i < kNumProbeCases; ++i)
+    n += argc < 3 || strcmp(argv[2], kProbeCases[i].name) == 0;
+  /* The checker expects this many END lines, each "exit 0". */
+  printf("probe.cases %zu\n", n);
   for (size_t i = 0; i < kNumProbeCases; ++i)
     if (argc < 3 || strcmp(argv[2], kProbeCases[i].name) == 0) RunCase(argv[1], &kProbeCases[i]);
   return 0;

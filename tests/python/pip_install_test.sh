@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: Apache-2.0
 # pip installs python/ into a fresh virtual environment offline (Debian's pip and
 # setuptools, no index, no build isolation) with the library copied in, and the
-# installed package loads it and reads a file. Exit 77 without venv or pip.
+# installed package loads it and reads a file. Without venv or pip it fails:
+# CI installs python3-venv and python3-pip (scripts/debian-packages.txt).
 #   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
 set -euo pipefail
 py=$1 src=$2 lib=$3 work=$4
 rm -rf "$work" && mkdir -p "$work"
 if ! "$py" -m venv --system-site-packages "$work/venv" >"$work/venv.log" 2>&1; then
-  echo "SKIPPED: $py -m venv failed (python3-venv missing?): $(tail -1 "$work/venv.log")"; exit 77
+  echo "FAILED: $py -m venv failed (python3-venv missing?): $(tail -1 "$work/venv.log")"; exit 1
 fi
 if ! "$work/venv/bin/python" -m pip --version >/dev/null 2>&1; then
-  echo "SKIPPED: no pip in the virtual environment"; exit 77
+  echo "FAILED: no pip in the virtual environment (python3-pip missing?)"; exit 1
 fi
 cp -r "$src/python" "$work/pkg"  # a copy: pip writes build/ and *.egg-info beside the sources
 UFILE_LIBRARY="$lib" "$work/venv/bin/pip" install --no-index --no-build-isolation \

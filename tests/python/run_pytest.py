@@ -1,12 +1,68 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Runs a pytest file for CTest; exits 77 (skipped), with the reason, when what
-the tests need is missing: pytest, numpy, torch, or (--gpu) a CUDA device.
+"""Runs a pytest file for CTest and prints how many tests ran, were skipped
+and failed.
 
-  run_pytest.py [--gpu] [--need MODULE]... TEST_FILE [pytest args]"""
+  run_pytest.py [--gpu] [--need MODULE]... TEST_FILE [pytest args]
+
+CPU tests (no --gpu) need pytest, numpy and torch, which CI installs
+(scripts/debian-packages.txt): one missing is a failure, not a skip.
+GPU tests (--gpu) exit 77 (skipped), with the reason, when a module, torch's
+CUDA or a device is missing, and pytest's own skips are allowed, only where
+this machine has no NVIDIA GPU (/dev/nvidia0 or nvidia-smi on PATH, found
+without CUDA) or UFILE_GPU_SKIPS_OK=1; else each is a failure
+(tests/support/gpu_gate.h decides the same way for the C++ tests)."""
 import importlib
+import os
+import shutil
 import sys
 
 SKIP = 77
+
+
+def nvidia_gpu_sign() -> str:
+    """What shows an NVIDIA GPU here, or ""."""
+    if os.path.exists("/dev/nvidia0"):
+        return "/dev/nvidia0"
+    return shutil.which("nvidia-smi") or ""
+
+
+def skip_is_failure() -> str:
+    """"" where a GPU test may skip; else why it may not."""
+    sign = nvidia_gpu_sign()
+    if not sign or os.environ.get("UFILE_GPU_SKIPS_OK") == "1":
+        return ""
+    return (f"this machine has an NVIDIA GPU ({sign}), so a GPU test must run; "
+            "UFILE_GPU_SKIPS_OK=1 says skips are expected here")
+
+
+class Outcomes:
+    """A pytest plugin counting what ran."""
+
+    def __init__(self):
+        self.ran = self.skipped = self.failed = 0
+
+    def pytest_runtest_logreport(self, report):
+        if report.skipped and report.when in ("setup", "call"):
+            self.skipped += 1
+        elif report.when == "call":
+            self.ran += 1
+            self.failed += report.failed
+        elif report.failed:
+            self.failed += 1
+
+
+def missing(gpu: bool, need: list) -> str:
+    """Why the tests cannot run here, or ""."""
+    for mod in need:
+        try:
+            importlib.import_module(mod)
+        except Exception as exc:  # noqa: BLE001 - any import failure: the test cannot run
+            return f"{mod} not importable with {sys.executable}: {exc}"
+    if gpu:
+        import torch
+        if not torch.cuda.is_available():
+            return f"torch {torch.__version__} sees no CUDA device"
+    return ""
 
 
 def main(argv: list) -> int:
@@ -17,19 +73,27 @@ def main(argv: list) -> int:
             gpu = True
         elif opt == "--need":
             need.append(argv.pop(0))
-    for mod in need:
-        try:
-            importlib.import_module(mod)
-        except Exception as exc:  # noqa: BLE001 - any import failure means skip
-            print(f"SKIPPED: {mod} not importable with {sys.executable}: {exc}")
-            return SKIP
-    if gpu:
-        import torch
-        if not torch.cuda.is_available():
-            print(f"SKIPPED: torch {torch.__version__} sees no CUDA device")
-            return SKIP
+    strict = skip_is_failure() if gpu else ""
+    why = missing(gpu, need)
+    if why and not gpu:
+        print(f"FAILED: {why} (CI installs it: scripts/debian-packages.txt)")
+        return 1
+    if why:
+        print(f"SKIPPED: {why}")
+        print("GPU tests: 0 ran (the file skipped)")
+        if strict:
+            print(f"FAILED: {strict}")
+            return 1
+        return SKIP
     import pytest
-    return int(pytest.main(["-q", "-p", "no:cacheprovider", *argv]))
+    outcomes = Outcomes()
+    rc = int(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", *argv], plugins=[outcomes]))
+    print(f"{'GPU tests' if gpu else 'tests'}: {outcomes.ran} ran, {outcomes.skipped} skipped, "
+          f"{outcomes.failed} failed")
+    if rc == 0 and outcomes.skipped and strict:
+        print(f"FAILED: {outcomes.skipped} skipped: {strict}")
+        return 1
+    return rc
 
 
 if __name__ == "__main__":
