@@ -2,7 +2,7 @@
 """Runs a pytest file for CTest and prints how many tests ran, were skipped
 and failed.
 
-  run_pytest.py [--gpu] [--need MODULE]... TEST_FILE [pytest args]
+  run_pytest.py [--gpu] [--gpus N] [--need MODULE]... TEST_FILE [pytest args]
 
 CPU tests (no --gpu) need pytest, numpy and torch, which CI installs
 (scripts/debian-packages.txt): one missing is a failure, not a skip.
@@ -10,7 +10,9 @@ GPU tests (--gpu) exit 77 (skipped), with the reason, when a module, torch's
 CUDA or a device is missing, and pytest's own skips are allowed, only where
 this machine has no NVIDIA GPU (/dev/nvidia0 or nvidia-smi on PATH, found
 without CUDA) or UFILE_GPU_SKIPS_OK=1; else each is a failure
-(tests/support/gpu_gate.h decides the same way for the C++ tests)."""
+(tests/support/gpu_gate.h decides the same way for the C++ tests).
+--gpus N (multi-GPU tests) also skips, on any machine, where torch counts
+fewer than N GPUs: a machine too small, not a test switched off."""
 import importlib
 import os
 import shutil
@@ -66,11 +68,13 @@ def missing(gpu: bool, need: list) -> str:
 
 
 def main(argv: list) -> int:
-    gpu, need = False, ["pytest", "numpy", "torch"]
+    gpu, gpus, need = False, 0, ["pytest", "numpy", "torch"]
     while argv and argv[0].startswith("--"):
         opt = argv.pop(0)
         if opt == "--gpu":
             gpu = True
+        elif opt == "--gpus":
+            gpu, gpus = True, int(argv.pop(0))
         elif opt == "--need":
             need.append(argv.pop(0))
     strict = skip_is_failure() if gpu else ""
@@ -85,6 +89,12 @@ def main(argv: list) -> int:
             print(f"FAILED: {strict}")
             return 1
         return SKIP
+    if gpus:
+        import torch
+        if torch.cuda.device_count() < gpus:
+            print(f"SKIPPED: needs {gpus} GPUs, torch sees {torch.cuda.device_count()}")
+            print("GPU tests: 0 ran (the file skipped)")
+            return SKIP
     import pytest
     outcomes = Outcomes()
     rc = int(pytest.main(["-q", "-rs", "-p", "no:cacheprovider", *argv], plugins=[outcomes]))
