@@ -238,7 +238,7 @@ MUTATIONS = [_mut_number, _mut_nesting, _mut_dtype, _mut_shape, _mut_offsets, _m
 def _apply(mutation, doc: Doc) -> str:
     try:
         return mutation(doc)
-    except (ValueError, TypeError):  # an earlier mutation left no list to edit
+    except (ValueError, TypeError, KeyError):  # an earlier mutation left nothing to edit
         return "none"
 
 
