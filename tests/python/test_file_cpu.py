@@ -8,6 +8,7 @@ import errno
 import fcntl
 import gc
 import os
+import re
 import weakref
 
 import numpy as np
@@ -109,6 +110,18 @@ def test_cufile_status_error_names_the_status():
     exc = ufile._errors.from_io_result("cuFileRead", -5022, 0, "/x")
     assert exc.name == "CU_FILE_INVALID_VALUE" and exc.code == 5022
     assert "CU_FILE_INVALID_VALUE" in str(exc) and "/x" in str(exc)
+
+
+def test_op_names_match_cufile_h():
+    """_OP_NAMES is the CUFILE_OP list of include/cufile.h, entry for entry."""
+    header = os.path.join(os.path.dirname(__file__), "..", "..", "include", "cufile.h")
+    with open(header, encoding="utf-8") as f:
+        text = f.read()
+    base = int(re.search(r"#define CUFILEOP_BASE_ERR (\d+)", text).group(1))
+    ops = re.findall(r"CUFILE_OP\((0|CUFILEOP_BASE_ERR \+ (\d+)), (CU_FILE_\w+),", text)
+    want = {0 if expr == "0" else base + int(n): name for expr, n, name in ops}
+    assert len(want) == len(ops) > 40 and ufile._errors.CUFILEOP_BASE_ERR == base
+    assert ufile._errors._OP_NAMES == want
 
 
 def test_directory_is_refused_with_its_status(tmp_path):
