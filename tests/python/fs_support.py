@@ -14,16 +14,34 @@ import tempfile
 import pytest
 
 
-@pytest.fixture
-def io_dir(tmp_path):
+def make_dir(fallback: pathlib.Path) -> pathlib.Path:
+    """A new directory under $UFILE_TEST_TMPDIR, or fallback where it is unset."""
     base = os.environ.get("UFILE_TEST_TMPDIR")
     if not base:
-        yield tmp_path
-        return
+        return fallback
     os.makedirs(base, exist_ok=True)
-    d = tempfile.mkdtemp(prefix="py-", dir=base)
-    yield pathlib.Path(d)
-    shutil.rmtree(d, ignore_errors=True)
+    return pathlib.Path(tempfile.mkdtemp(prefix="py-", dir=base))
+
+
+@pytest.fixture
+def io_dir(tmp_path):
+    d = make_dir(tmp_path)
+    yield d
+    if d != tmp_path:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def record_loader_files(monkeypatch) -> list:
+    """The ufile.File objects the safetensors loader opens from now on."""
+    from ufile.safetensors import _engine
+    opened, real = [], _engine.open_for_read
+
+    def spy(path, direct):
+        f = real(path, direct)
+        opened.append((f, opened_direct(f)))
+        return f
+    monkeypatch.setattr(_engine, "open_for_read", spy)
+    return opened
 
 
 def odirect_works(directory) -> bool:

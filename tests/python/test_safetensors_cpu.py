@@ -13,6 +13,7 @@ import torch
 
 import bad_files
 import st_writer
+from fs_support import io_dir, need_odirect, record_loader_files  # noqa: F401
 from ufile import safetensors as us
 
 RNG = np.random.default_rng(5)
@@ -67,10 +68,15 @@ def _torch_entries(entries):
 @pytest.mark.parametrize("opts", [{}, {"max_device_bytes": 1 << 20}, {"request_bytes": 0},
                                   {"direct": True, "request_bytes": 4096, "inflight": 2},
                                   {"request_bytes": 3 * 4096 + 5, "inflight": 3}])
-def test_torch_every_dtype(tmp_path, opts):
+def test_torch_every_dtype(io_dir, monkeypatch, opts):
     entries = _torch_entries(_entries(align_break=True))
-    path = st_writer.write(str(tmp_path / "t.safetensors"), entries, align=1)
+    path = st_writer.write(str(io_dir / "t.safetensors"), entries, align=1)
+    if opts.get("direct"):
+        need_odirect(io_dir)
+    opened = record_loader_files(monkeypatch)
     out = us.load_file(path, **opts)
+    if opts.get("direct"):
+        assert [(f.direct, fd_direct) for f, fd_direct in opened] == [(True, True)]
     assert list(out) == [e[0] for e in entries]  # file order, as safetensors' load_file
     for name, dtype, shape, raw in entries:
         t = out[name]
