@@ -123,6 +123,8 @@ def _nbytes(shape: list, size: int) -> int | None:
 
 def _tensor(path: str, name: str, entry: object) -> TensorInfo:
     dtype, shape, offsets = _fields(path, name, entry)
+    if isinstance(dtype, _json.Pairs) and len(dtype) == 1 and dtype[0][1] is None:
+        dtype = dtype[0][0]  # {"F32": null}: serde's map form of a unit variant
     if not isinstance(dtype, str) or dtype not in DTYPES:
         raise _fail(path, f"unknown or unsupported dtype {dtype!r}", name)
     if not isinstance(shape, list) or not all(_usize(d) for d in shape):

@@ -5,8 +5,9 @@ Python's json accepts what serde_json refuses, and the package refuses those
 files: nesting deeper than serde_json's limit, NaN/Infinity, numbers beyond the
 double range, escaped lone surrogates. An integer outside -2**63..2**64-1, or
 -0, is a float to serde_json, which an offset or a dimension must not be.
-Objects come back as ``Pairs`` (every key in order, duplicates kept): what a
-duplicate means depends on where it is."""
+Objects come back as ``Pairs``, tuples of (key, value) in order with
+duplicates kept (what a duplicate means depends on where it is); arrays as
+lists."""
 from __future__ import annotations
 
 import itertools
@@ -17,8 +18,7 @@ import re
 MAX_DEPTH = 127
 
 
-class Pairs(list):
-    """A JSON object: its (key, value) pairs in order."""
+Pairs = tuple  # a JSON object: its (key, value) pairs in order
 
 
 class JsonError(ValueError):
@@ -28,13 +28,22 @@ class JsonError(ValueError):
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
 _BRACKET = re.compile(r"[\[\]{}]")
 _SURROGATE = re.compile("[\ud800-\udfff]")
+# Integers of 21 digits or more are past 2**64, floats to serde_json.
+_LONG_INT = re.compile(r"[0-9]{21}")
 _STEP = {"[": 1, "{": 1, "]": -1, "}": -1}
 
 
-def _check_depth(text: str) -> None:
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
+def _skeleton(text: str) -> str:
+    """text without its strings."""
+    if '\\"' not in text:  # no escaped quote: every quote opens or closes a string
+        return "".join(text.split('"')[0::2])
+    return _STRING.sub("", text)
+
+
+def _check_depth(skeleton: str) -> None:
+    if skeleton.count("[") + skeleton.count("{") <= MAX_DEPTH:
         return
-    steps = (_STEP[c] for c in _BRACKET.findall(_STRING.sub("", text)))
+    steps = (_STEP[c] for c in _BRACKET.findall(skeleton))
     if max(itertools.accumulate(steps), default=0) > MAX_DEPTH:
         raise JsonError(f"nested deeper than {MAX_DEPTH} arrays and objects")
 
@@ -74,10 +83,13 @@ def _no_lone_surrogates(value: object) -> None:
 def loads(text: str) -> object:
     """The value of ``text``; raises JsonError (or ValueError) where serde_json
     refuses it."""
-    _check_depth(text)
+    skeleton = _skeleton(text)
+    _check_depth(skeleton)
+    odd_ints = "-0" in skeleton or _LONG_INT.search(skeleton)
+    hooks = {"parse_int": _int} if odd_ints else {}
     try:
         doc = json.loads(text, object_pairs_hook=Pairs, parse_constant=_constant,
-                         parse_float=_float, parse_int=_int)
+                         parse_float=_float, **hooks)
     except RecursionError:
         raise JsonError(f"nested deeper than {MAX_DEPTH} arrays and objects") from None
     if "\\u" in text:  # only an escape makes a surrogate
