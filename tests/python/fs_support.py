@@ -8,7 +8,6 @@ import errno
 import fcntl
 import os
 import pathlib
-import shutil
 import tempfile
 
 import pytest
@@ -21,14 +20,6 @@ def make_dir(fallback: pathlib.Path) -> pathlib.Path:
         return fallback
     os.makedirs(base, exist_ok=True)
     return pathlib.Path(tempfile.mkdtemp(prefix="py-", dir=base))
-
-
-@pytest.fixture
-def io_dir(tmp_path):
-    d = make_dir(tmp_path)
-    yield d
-    if d != tmp_path:
-        shutil.rmtree(d, ignore_errors=True)
 
 
 def record_loader_files(monkeypatch) -> list:

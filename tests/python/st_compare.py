@@ -64,7 +64,8 @@ def _run(fn, path: str) -> dict:
 
 def main(argv: list) -> int:
     loader, out, files = argv[0], argv[1], argv[2:]
-    import torch  # noqa: F401 - loaded before either loader
+    import torch
+    torch.set_num_threads(1)  # several workers run side by side
     if loader == "package":
         from safetensors import safe_open
         from safetensors.torch import load_file

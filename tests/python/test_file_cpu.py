@@ -16,7 +16,7 @@ import pytest
 import torch
 
 import ufile
-from fs_support import io_dir, need_odirect, odirect_works, opened_direct  # noqa: F401
+from fs_support import need_odirect, odirect_works, opened_direct
 
 
 @pytest.fixture

@@ -13,7 +13,7 @@ import torch
 
 import bad_files
 import st_writer
-from fs_support import io_dir, need_odirect, record_loader_files  # noqa: F401
+from fs_support import need_odirect, record_loader_files
 from ufile import safetensors as us
 
 RNG = np.random.default_rng(5)

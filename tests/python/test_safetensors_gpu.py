@@ -16,8 +16,7 @@ from safetensors.torch import load_file as st_load, save_file  # noqa: E402
 
 import st_writer  # noqa: E402
 import ufile  # noqa: E402
-from fs_support import (io_dir, make_dir, need_odirect, opened_direct,  # noqa: E402,F401
-                        record_loader_files)
+from fs_support import make_dir, need_odirect, opened_direct, record_loader_files  # noqa: E402
 from ufile import safetensors as us  # noqa: E402
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,

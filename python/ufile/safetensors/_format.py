@@ -10,7 +10,6 @@ tensors cover exactly, without gaps or overlaps. What the package accepts and
 refuses is followed (docs/PYTHON.md lists the differences)."""
 from __future__ import annotations
 
-import math
 import os
 import struct
 from dataclasses import dataclass
