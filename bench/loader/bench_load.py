@@ -58,6 +58,7 @@ class Bench:
     def __init__(self, args, files, ref, nbytes):
         self.args, self.files, self.ref, self.nbytes = args, files, ref, nbytes
         self.results = []
+        self.phases: dict = {}  # the ufile rows pass it as load_checkpoint's times=
 
     def row(self, label: str, fn, cold: bool, reps: int, check=None) -> dict:
         times, extras, checks = [], [], []
@@ -79,10 +80,9 @@ class Bench:
                "GBps": round(self.nbytes / sec / 1e9, 2), "runs": [round(t, 3) for t in times],
                "extra_GiB": round(max(extras) / GIB, 3), "check": checks[0] if len(
                    set(checks)) == 1 else str(checks)}
-        from ufile.safetensors import _loader
-        if label.startswith("ufile") and _loader.last_times:
-            res["phases_s"] = {k: round(v, 3) for k, v in _loader.last_times.items()}
-            _loader.last_times = {}
+        if label.startswith("ufile") and self.phases:
+            res["phases_s"] = {k: round(v, 3) for k, v in self.phases.items()}
+            self.phases.clear()
         self.emit(res)
         return res
 
@@ -150,17 +150,17 @@ def alloc_only(b: Bench) -> None:
 
 
 def sweep(b: Bench) -> None:
-    d = b.args.dir
+    d, ph = b.args.dir, b.phases
     for inflight in (4, 8, 16):
         for rb in (0, 64 << 20, 256 << 20):
             b.row(f"ufile sweep inflight={inflight} request={rb >> 20}MiB",
-                  lambda: rows.ufile_load(d, inflight=inflight, request_bytes=rb),
+                  lambda: rows.ufile_load(d, times=ph, inflight=inflight, request_bytes=rb),
                   False, b.args.reps)
-    b.row("ufile sweep register_buffers", lambda: rows.ufile_load(d, register_buffers=True),
+    b.row("ufile sweep register_buffers",
+          lambda: rows.ufile_load(d, times=ph, register_buffers=True), False, b.args.reps)
+    b.row("ufile sweep direct=auto (hot)", lambda: rows.ufile_load(d, times=ph, direct="auto"),
           False, b.args.reps)
-    b.row("ufile sweep direct=auto (hot)", lambda: rows.ufile_load(d, direct="auto"),
-          False, b.args.reps)
-    b.row("ufile sweep direct=False (hot)", lambda: rows.ufile_load(d, direct=False),
+    b.row("ufile sweep direct=False (hot)", lambda: rows.ufile_load(d, times=ph, direct=False),
           False, b.args.reps)
 
 
@@ -211,10 +211,11 @@ def run_all(b: Bench, only: set) -> None:
         loaders.append(("safetensors load_file(cpu) then .to(cuda)",
                         lambda: rows.safetensors_cpu_then_cuda(d)))
     if want("ufile"):
-        loaders.append(("ufile load_checkpoint (default)", lambda: rows.ufile_load(d)))
+        loaders.append(("ufile load_checkpoint (default)",
+                        lambda: rows.ufile_load(d, times=b.phases)))
     if want("bounded"):
         loaders.append(("ufile load_checkpoint max_device_bytes=1GiB",
-                        lambda: rows.ufile_load(d, **bounded)))
+                        lambda: rows.ufile_load(d, times=b.phases, **bounded)))
     pinned(b)
     warm(b.files)
     for label, fn in loaders:
@@ -233,7 +234,8 @@ def run_all(b: Bench, only: set) -> None:
     if want("e2e") and not a.no_e2e:
         warm(b.files)
         b.row("e2e: meta-device LlamaForCausalLM + ufile weights (assign)",
-              lambda: rows.model_from_ufile(d), False, a.reps, check_model)
+              lambda: rows.model_from_ufile(d, times=b.phases), False, a.reps,
+              check_model)
         b.row("e2e: LlamaForCausalLM.from_pretrained(device_map=cuda)",
               lambda: rows.model_from_pretrained(d), False, a.reps, check_model)
     if not a.no_cold:
@@ -246,7 +248,8 @@ def run_all(b: Bench, only: set) -> None:
                 raw_cold(b)
         if want("e2e") and not a.no_e2e:
             b.row("e2e: meta-device LlamaForCausalLM + ufile weights (assign)",
-                  lambda: rows.model_from_ufile(d), True, a.cold_reps, check_model)
+                  lambda: rows.model_from_ufile(d, times=b.phases), True, a.cold_reps,
+                  check_model)
             b.row("e2e: LlamaForCausalLM.from_pretrained(device_map=cuda)",
                   lambda: rows.model_from_pretrained(d), True, a.cold_reps, check_model)
 

@@ -53,14 +53,17 @@ _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 
 class Buffer:
     """Address ``ptr`` and length ``nbytes`` of a caller's memory; ``device`` is
-    True for GPU memory. Call ``release()`` (or use ``with``) after the I/O."""
+    True for GPU memory. Call ``release()`` (or use ``with``) after the I/O; a
+    released Buffer no longer keeps the memory alive and cannot be used again."""
 
     def __init__(self, ptr: int, nbytes: int, device: bool, keep: Any = None,
                  pybuf: _PyBuffer | None = None):
         self.ptr, self.nbytes, self.device = ptr, nbytes, device
         self._keep, self._pybuf = keep, pybuf
+        self.released = False
 
     def release(self) -> None:
+        self.released = True
         if self._pybuf is not None:
             _api.PyBuffer_Release(ctypes.byref(self._pybuf))
             self._pybuf = None
@@ -131,8 +134,12 @@ def _is_torch(obj: Any) -> bool:
 
 
 def resolve(obj: Any, writable: bool) -> Buffer:
-    """The Buffer for obj; writable=True when the I/O writes into it (a read)."""
-    if isinstance(obj, Buffer):
+    """The Buffer for obj; writable=True when the I/O writes into it (a read).
+    A Buffer passed in is returned as it is: release only what this made."""
+    if isinstance(obj, Buffer):  # the caller's: its owner releases it
+        if obj.released:
+            raise ValueError("ufile: the Buffer was released (deregister_buffer); "
+                             "its memory may be gone")
         return obj
     if _is_torch(obj):
         return _from_torch(obj)

@@ -8,6 +8,7 @@ import os
 CUFILEOP_BASE_ERR = 5000
 
 # CUfileOpError values of include/cufile.h (the C ABI); the names are the ABI's.
+# tests/python/test_file_cpu.py compares this table with the header.
 _OP_NAMES = {
     0: "CU_FILE_SUCCESS", 5001: "CU_FILE_DRIVER_NOT_INITIALIZED",
     5002: "CU_FILE_DRIVER_INVALID_PROPS", 5003: "CU_FILE_DRIVER_UNSUPPORTED_LIMIT",
@@ -33,6 +34,7 @@ _OP_NAMES = {
     5044: "CU_FILE_IO_ERROR", 5045: "CU_FILE_INTERNAL_BUF_REGISTER_ERROR",
     5046: "CU_FILE_HASH_OPR_ERROR", 5047: "CU_FILE_INVALID_CONTEXT_ERROR",
     5048: "CU_FILE_NVFS_INTERNAL_DRIVER_ERROR", 5049: "CU_FILE_BATCH_NOCOMPAT_ERROR",
+    5050: "CU_FILE_IO_MAX_ERROR",
 }
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import concurrent.futures as _futures
 import ctypes
+import errno
+import fcntl
 import os
 import threading
 from typing import Any
@@ -35,7 +37,7 @@ class File:
     ``mode`` is ``"r"``, ``"r+"``, ``"w"``, ``"w+"``, ``"a"`` (create, no
     truncation, offsets still explicit) or ``"x"``. ``direct=True`` opens with
     O_DIRECT (cold data at the disk's O_DIRECT speed, the page cache left alone);
-    where the filesystem refuses O_DIRECT the file is opened buffered and
+    where the filesystem refuses O_DIRECT the file stays buffered and
     ``self.direct`` says False. Use as a context manager or call ``close()``."""
 
     def __init__(self, path: str | os.PathLike, mode: str = "r", direct: bool = False):
@@ -44,18 +46,12 @@ class File:
         self.path = os.fspath(path)
         self.mode = mode
         lib = _lib.lib()
-        flags = _MODES[mode] | os.O_CLOEXEC
-        self.direct = False
-        fd = -1
-        if direct:
-            try:
-                fd = os.open(self.path, flags | os.O_DIRECT, 0o644)
-                self.direct = True
-            except OSError as exc:
-                if exc.errno != 22:  # EINVAL: no O_DIRECT on this filesystem
-                    raise
-        if fd < 0:
-            fd = os.open(self.path, flags, 0o644)
+        fd = os.open(self.path, _MODES[mode] | os.O_CLOEXEC, 0o644)
+        try:
+            self.direct = bool(direct) and _set_direct(fd)
+        except BaseException:
+            os.close(fd)
+            raise
         self._fd = fd
         self._handle = ctypes.c_void_p()
         descr = _lib.CUfileDescr_t()
@@ -94,6 +90,13 @@ class File:
     def fileno(self) -> int:
         return self._fd
 
+    def handle(self) -> int:
+        """The CUfileHandle_t of this file (for calls into the library); raises
+        ValueError once the file is closed."""
+        if self._fd < 0:
+            raise ValueError(f"ufile.File: the file is closed: {self.path}")
+        return self._handle.value
+
     def size(self) -> int:
         """The file's current size in bytes."""
         return os.fstat(self._fd).st_size
@@ -103,7 +106,8 @@ class File:
             buf_offset: int) -> int:
         if self._fd < 0:
             raise ValueError(f"ufile.File: I/O on a closed file: {self.path}")
-        with _buffers.resolve(buf, writable=not write) as b:
+        b = _buffers.resolve(buf, writable=not write)
+        try:
             if size is None:
                 size = b.nbytes - buf_offset
             if size < 0 or buf_offset < 0 or file_offset < 0 or buf_offset + size > b.nbytes:
@@ -115,6 +119,9 @@ class File:
                 call = "cuFileWrite" if write else "cuFileRead"
                 raise _errors.from_io_result(call, ret, ctypes.get_errno(), self.path)
             return ret
+        finally:
+            if b is not buf:  # a caller's Buffer stays theirs to release
+                b.release()
 
     def read_into(self, buf: Any, size: int | None = None, file_offset: int = 0,
                   buf_offset: int = 0) -> int:
@@ -143,6 +150,20 @@ class File:
     # KvikIO's names.
     pread = read_into_async
     pwrite = write_from_async
+
+
+def _set_direct(fd: int) -> bool:
+    """Turns O_DIRECT on for fd; False where the filesystem refuses it (EINVAL).
+    Setting it after the open leaves a file the open created in place, so a
+    buffered file needs no second open (which "x" would refuse)."""
+    flags = fcntl.fcntl(fd, fcntl.F_GETFL)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, flags | os.O_DIRECT)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:
+            return False
+        raise
+    return True
 
 
 def register_buffer(buf: Any) -> _buffers.Buffer:

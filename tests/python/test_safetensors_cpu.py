@@ -13,6 +13,7 @@ import torch
 
 import bad_files
 import st_writer
+from fs_support import need_odirect, record_loader_files
 from ufile import safetensors as us
 
 RNG = np.random.default_rng(5)
@@ -67,10 +68,15 @@ def _torch_entries(entries):
 @pytest.mark.parametrize("opts", [{}, {"max_device_bytes": 1 << 20}, {"request_bytes": 0},
                                   {"direct": True, "request_bytes": 4096, "inflight": 2},
                                   {"request_bytes": 3 * 4096 + 5, "inflight": 3}])
-def test_torch_every_dtype(tmp_path, opts):
+def test_torch_every_dtype(io_dir, monkeypatch, opts):
     entries = _torch_entries(_entries(align_break=True))
-    path = st_writer.write(str(tmp_path / "t.safetensors"), entries, align=1)
+    path = st_writer.write(str(io_dir / "t.safetensors"), entries, align=1)
+    if opts.get("direct"):
+        need_odirect(io_dir)
+    opened = record_loader_files(monkeypatch)
     out = us.load_file(path, **opts)
+    if opts.get("direct"):
+        assert [(f.direct, fd_direct) for f, fd_direct in opened] == [(True, True)]
     assert list(out) == [e[0] for e in entries]  # file order, as safetensors' load_file
     for name, dtype, shape, raw in entries:
         t = out[name]
@@ -84,7 +90,8 @@ def test_views_share_one_buffer_per_run(tmp_path):
     out = us.load_file(path, request_bytes=3 * 4096)  # 4000-byte tensors: 2 a run
     storages = {n: t.untyped_storage().data_ptr() if hasattr(t, "untyped_storage")
                 else t.storage().data_ptr() for n, t in out.items()}
-    assert 3 <= len(set(storages.values())) <= 6
+    assert len(set(storages.values())) == 5  # t0+t1, t2+t3, ...: one buffer a pair
+    assert all(storages[f"t{i}"] == storages[f"t{i + 1}"] for i in range(0, 10, 2))
     assert all(_bytes_of(out[e[0]]) == e[3] for e in entries)
     whole = us.load_file(path, request_bytes=0)
     assert len({t.storage().data_ptr() for t in whole.values()}) == 1
@@ -203,6 +210,35 @@ def test_index_naming_an_absent_tensor(tmp_path):
     (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wmap}))
     with pytest.raises(us.SafetensorError, match="ghost"):
         us.load_checkpoint(d)
+
+
+def test_index_with_tensors_swapped_between_shards(tmp_path):
+    d, _, wmap = _sharded(tmp_path)
+    wmap["s0.t1"], wmap["s2.t3"] = wmap["s2.t3"], wmap["s0.t1"]
+    (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wmap}))
+    for call in (us.load_checkpoint, us.iter_checkpoint):
+        with pytest.raises(us.SafetensorError) as err:
+            call(d)
+        msg = str(err.value)
+        assert "'s0.t1'" in msg and "model-00003-of-00003" in msg, msg
+        assert "model-00001-of-00003" in msg, msg
+
+
+def test_index_is_read_once(tmp_path, monkeypatch):
+    import builtins
+    d, want, _ = _sharded(tmp_path)
+    index, opened, real = str(d / "model.safetensors.index.json"), [], builtins.open
+    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(f) or real(f, *a, **k))
+    assert len(us.load_checkpoint(d)) == len(want)
+    assert opened.count(index) == 1
+
+
+def test_load_reports_its_phase_times(tmp_path):
+    d, want, _ = _sharded(tmp_path)
+    times = {"stale": 1.0}
+    assert len(us.load_checkpoint(d, times=times)) == len(want)
+    assert set(times) == {"open", "alloc+submit", "first file ready", "all ready"}
+    assert 0 <= times["open"] <= times["alloc+submit"] <= times["all ready"]
 
 
 def test_bad_shard_in_a_checkpoint_returns_nothing(tmp_path):

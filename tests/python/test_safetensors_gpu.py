@@ -5,6 +5,7 @@ slices, keys, metadata, and the same exception types."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import torch
@@ -15,6 +16,7 @@ from safetensors.torch import load_file as st_load, save_file  # noqa: E402
 
 import st_writer  # noqa: E402
 import ufile  # noqa: E402
+from fs_support import make_dir, need_odirect, opened_direct, record_loader_files  # noqa: E402
 from ufile import safetensors as us  # noqa: E402
 
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int8,
@@ -36,7 +38,7 @@ def _random(shape, dtype, gen):
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    d = tmp_path_factory.mktemp("ckpt")
+    d = make_dir(tmp_path_factory.mktemp("ckpt"))
     gen = torch.Generator().manual_seed(7)
     shapes = [(), (0,), (1,), (3, 5), (17, 33), (128, 96), (4, 3, 7), (1024, 513)]
     weight_map, shards = {}, 3
@@ -54,7 +56,8 @@ def ckpt(tmp_path_factory):
     ref = {}
     for fname in sorted(set(weight_map.values())):
         ref.update(st_load(str(d / fname), device="cuda"))
-    return d, ref
+    yield d, ref
+    shutil.rmtree(d, ignore_errors=True)
 
 
 def same(a, b):
@@ -66,9 +69,14 @@ def same(a, b):
                                   {"direct": True, "request_bytes": 4096, "inflight": 3},
                                   {"request_bytes": 1 << 20}, {"request_bytes": 0},
                                   {"direct": False, "register_buffers": True}])
-def test_checkpoint_equals_safetensors(ckpt, opts):
+def test_checkpoint_equals_safetensors(ckpt, opts, monkeypatch):
     d, ref = ckpt
+    if opts.get("direct"):
+        need_odirect(d)
+    opened = record_loader_files(monkeypatch)
     out = us.load_checkpoint(d, device="cuda", **opts)
+    if opts.get("direct"):
+        assert [(f.direct, fd_direct) for f, fd_direct in opened] == [(True, True)] * 3
     assert sorted(out) == sorted(ref)
     assert all(same(out[k], ref[k]) for k in ref)
     seen = dict(us.iter_checkpoint(str(d / "model.safetensors.index.json"), device=0, **opts))
@@ -136,7 +144,7 @@ def test_same_exception_types(ckpt, tmp_path):
 
 
 @pytest.mark.parametrize("kind", ["torch", "cai", "dlpack"])
-def test_file_round_trip_device_buffers(tmp_path, kind):
+def test_file_round_trip_device_buffers(io_dir, kind):
     src = torch.randint(0, 256, (3 << 20,), dtype=torch.uint8, device="cuda")
     dst = torch.zeros_like(src)
 
@@ -148,10 +156,12 @@ def test_file_round_trip_device_buffers(tmp_path, kind):
                 self.__dlpack__ = t.__dlpack__
                 self.__dlpack_device__ = t.__dlpack_device__
     wrap = (lambda t: t) if kind == "torch" else Wrap
-    path = str(tmp_path / "f.bin")
+    path = str(io_dir / "f.bin")
+    need_odirect(io_dir)
     with ufile.File(path, "w") as f:
         assert f.write_from(wrap(src)) == src.numel()
     with ufile.File(path, "r", direct=True) as f:
+        assert f.direct is True and opened_direct(f)
         assert f.read_into_async(wrap(dst), size=1 << 20, file_offset=4097,
                                  buf_offset=5).result() == 1 << 20
         assert f.read_into(wrap(dst), size=4096, buf_offset=2 << 20) == 4096

@@ -52,40 +52,48 @@ def checkpoint_files(path: str | os.PathLike) -> list[str]:
     model.safetensors.index.json, else its *.safetensors files), an index file,
     or one .safetensors file. Raises SafetensorError for a shard the index names
     that is missing, or for an index that is not valid."""
-    path = os.fspath(path)
+    return _checkpoint(os.fspath(path))[0]
+
+
+def _checkpoint(path: str) -> tuple[list[str], dict[str, str] | None]:
+    """(shard files, the index's tensor -> shard path map or None), the index
+    read once."""
     if os.path.isdir(path):
         index = os.path.join(path, "model.safetensors.index.json")
         if not os.path.exists(index):
             files = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
             if not files:
                 raise SafetensorError(f"{path}: no *.safetensors file and no index")
-            return [os.path.join(path, f) for f in files]
+            return [os.path.join(path, f) for f in files], None
         path = index
     if not path.endswith(".json"):
-        return [path]
-    return _index_files(path)
+        return [path], None
+    return _read_index(path)
 
 
-def _index_files(index: str) -> list[str]:
+def _read_index(index: str) -> tuple[list[str], dict[str, str]]:
     try:
         with open(index, encoding="utf-8") as f:
             doc = json.load(f)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SafetensorError(f"{index}: not valid JSON: {exc}") from None
     wmap = doc.get("weight_map") if isinstance(doc, dict) else None
     if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
         raise SafetensorError(f"{index}: no weight_map of tensor names to file names")
-    base, files = os.path.dirname(index), []
+    base, files, where = os.path.dirname(index), [], {}
     for name, shard in wmap.items():
         full = os.path.join(base, shard)
+        where[name] = full
         if full not in files:
             if not os.path.isfile(full):
                 raise SafetensorError(f"{index}: shard {shard} (tensor {name!r}) is missing")
             files.append(full)
-    return files
+    return files, where
 
 
-def _headers_checked(files: list[str], index_map: dict | None) -> list:
+def _headers_checked(files: list[str], index_map: dict[str, str] | None) -> list:
+    """The files' headers; every tensor in one file only and, with an index,
+    in the shard the index names."""
     headers = [read_header(f) for f in files]
     seen: dict[str, str] = {}
     for h in headers:
@@ -97,16 +105,10 @@ def _headers_checked(files: list[str], index_map: dict | None) -> list:
         if name not in seen:
             raise SafetensorError(f"the index names tensor {name!r} in {shard}, "
                                   f"which does not contain it")
+        if os.path.normpath(seen[name]) != os.path.normpath(shard):
+            raise SafetensorError(f"the index names tensor {name!r} in {shard}, "
+                                  f"but it is in {seen[name]}")
     return headers
-
-
-def _index_map(path: str) -> dict | None:
-    if os.path.isdir(path):
-        path = os.path.join(path, "model.safetensors.index.json")
-    if not (path.endswith(".json") and os.path.exists(path)):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)["weight_map"]
 
 
 def _load(files: list[str], framework: str, device: Any, options: dict) -> dict[str, Any]:
@@ -132,8 +134,7 @@ def load_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
     if group is not None:
         return _collect(path, device, framework, group, shard, select, options)
     _no_rules(shard, select)
-    files = checkpoint_files(path)
-    headers = _headers_checked(files, _index_map(os.fspath(path)))
+    headers = _checkpoint_headers(path)
     return _loader.load_all(headers, _frameworks.get(framework),
                             _frameworks.normalize_device(device), _loader.Options(**options))
 
@@ -152,14 +153,14 @@ def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
                                 _frameworks.normalize_device(device), group, shard, select,
                                 _loader.Options(**options))
     _no_rules(shard, select)
-    files = checkpoint_files(path)
-    headers = _headers_checked(files, _index_map(os.fspath(path)))
+    headers = _checkpoint_headers(path)
     fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
     return _loader.iterate(headers, fw, dev, _loader.Options(**options))
 
 
 def _checkpoint_headers(path: str | os.PathLike) -> list:
-    return _headers_checked(checkpoint_files(path), _index_map(os.fspath(path)))
+    files, index_map = _checkpoint(os.fspath(path))
+    return _headers_checked(files, index_map)
 
 
 def _collect(path: str | os.PathLike, device: Any, framework: str, group: Any,

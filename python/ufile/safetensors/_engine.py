@@ -57,7 +57,7 @@ def split(file: File, ptr: int, size: int, file_offset: int, what: str,
 
 def _read(piece: Piece) -> None:
     lib = _lib.lib()
-    ret = lib.cuFileRead(piece.file._handle, piece.ptr, piece.size, piece.file_offset, 0)
+    ret = lib.cuFileRead(piece.file.handle(), piece.ptr, piece.size, piece.file_offset, 0)
     if ret < 0:
         err = _errors.from_io_result("cuFileRead", ret, ctypes.get_errno(), piece.file.path)
         raise SafetensorError(f"reading {piece.what} from {piece.file.path}: {err}") from err

@@ -4,15 +4,17 @@ package makes, each failure naming the file and the tensor.
 
 Layout: 8-byte little-endian header length N, N bytes of JSON (an object; an
 optional "__metadata__" string-to-string map; each tensor
-{"dtype", "shape", "data_offsets": [begin, end]} relative to the data section),
-then the data section, which the tensors cover exactly, without gaps or overlaps."""
+{"dtype", "shape", "data_offsets": [begin, end]} relative to the data section,
+or the array [dtype, shape, data_offsets]), then the data section, which the
+tensors cover exactly, without gaps or overlaps. What the package accepts and
+refuses is followed (docs/PYTHON.md lists the differences)."""
 from __future__ import annotations
 
-import json
-import math
 import os
 import struct
 from dataclasses import dataclass
+
+from . import _json
 
 try:  # catching safetensors.SafetensorError then catches ours too
     from safetensors import SafetensorError as _Base  # type: ignore
@@ -32,7 +34,8 @@ MAX_HEADER_BYTES = 100_000_000  # the safetensors package's limit
 DTYPES = {
     "BOOL": (1, "bool", "bool"), "U8": (1, "uint8", "uint8"), "I8": (1, "int8", "int8"),
     "F8_E5M2": (1, "float8_e5m2", None), "F8_E4M3": (1, "float8_e4m3fn", None),
-    "F8_E8M0": (1, "float8_e8m0fnu", None),
+    "F8_E8M0": (1, "float8_e8m0fnu", None), "F8_E4M3FNUZ": (1, "float8_e4m3fnuz", None),
+    "F8_E5M2FNUZ": (1, "float8_e5m2fnuz", None),
     "I16": (2, "int16", "int16"), "U16": (2, "uint16", "uint16"),
     "F16": (2, "float16", "float16"), "BF16": (2, "bfloat16", None),
     "I32": (4, "int32", "int32"), "U32": (4, "uint32", "uint32"),
@@ -79,37 +82,71 @@ def _fail(path: str, what: str, name: str | None = None) -> SafetensorError:
     return SafetensorError(f"invalid safetensors file ({where}): {what}")
 
 
-def _pairs_no_duplicates(path: str):
-    def hook(pairs):
-        seen = {}
-        for key, value in pairs:
-            if key in seen:
-                raise _fail(path, "duplicate key in the header", key)
-            seen[key] = value
-        return seen
-    return hook
+_FIELDS = ("dtype", "shape", "data_offsets")
+_U64 = 1 << 64
 
 
-def _int(value: object) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
+def _usize(value: object) -> bool:
+    """An integer the package reads as a usize (0 <= value < 2**64)."""
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < _U64
+
+
+def _fields(path: str, name: str, entry: object) -> tuple:
+    """(dtype, shape, data_offsets) of an entry, an object or a 3-element array."""
+    if isinstance(entry, _json.Pairs):
+        got: dict = {}
+        for key, value in entry:
+            if key in _FIELDS and key in got:
+                raise _fail(path, f"duplicate field {key!r}", name)
+            got[key] = value  # other fields are ignored, as by the package
+        missing = [f for f in _FIELDS if f not in got]
+        if missing:
+            raise _fail(path, f"entry lacks {', '.join(missing)}", name)
+        return tuple(got[f] for f in _FIELDS)
+    if isinstance(entry, list) and len(entry) == 3:
+        return tuple(entry)
+    raise _fail(path, "entry is not an object (or a [dtype, shape, data_offsets] array)", name)
+
+
+def _nbytes(shape: list, size: int) -> int | None:
+    """Bytes of the shape, None where the package's checked product overflows
+    64 bits (it multiplies left to right: a 0 seen first keeps it 0)."""
+    n = 1
+    for dim in shape:
+        n *= dim
+        if n >= _U64:
+            return None
+    n *= size
+    return n if n < _U64 else None
 
 
 def _tensor(path: str, name: str, entry: object) -> TensorInfo:
-    if not isinstance(entry, dict):
-        raise _fail(path, "entry is not an object", name)
-    dtype, shape, offsets = entry.get("dtype"), entry.get("shape"), entry.get("data_offsets")
+    dtype, shape, offsets = _fields(path, name, entry)
+    if isinstance(dtype, _json.Pairs) and len(dtype) == 1 and dtype[0][1] is None:
+        dtype = dtype[0][0]  # {"F32": null}: serde's map form of a unit variant
     if not isinstance(dtype, str) or dtype not in DTYPES:
         raise _fail(path, f"unknown or unsupported dtype {dtype!r}", name)
-    if not isinstance(shape, list) or not all(_int(d) and d >= 0 for d in shape):
-        raise _fail(path, f"shape {shape!r} is not a list of non-negative integers", name)
+    if not isinstance(shape, list) or not all(_usize(d) for d in shape):
+        raise _fail(path, f"shape {shape!r} is not a list of integers in [0, 2**64)", name)
     if (not isinstance(offsets, list) or len(offsets) != 2
-            or not all(_int(o) and o >= 0 for o in offsets) or offsets[1] < offsets[0]):
+            or not all(_usize(o) for o in offsets) or offsets[1] < offsets[0]):
         raise _fail(path, f"data_offsets {offsets!r} is not [begin, end] with begin <= end", name)
-    want = math.prod(shape) * DTYPES[dtype][0]
+    want = _nbytes(shape, DTYPES[dtype][0])
+    if want is None:
+        raise _fail(path, f"shape {shape} of {dtype} overflows 64 bits", name)
     if want != offsets[1] - offsets[0]:
         raise _fail(path, f"shape {shape} of {dtype} is {want} bytes but data_offsets "
                           f"{offsets} span {offsets[1] - offsets[0]}", name)
     return TensorInfo(name, dtype, tuple(shape), offsets[0], offsets[1])
+
+
+def _metadata(path: str, value: object) -> dict | None:
+    """The __metadata__ map (null: None); a key given twice keeps its last value."""
+    if value is None:
+        return None
+    if not isinstance(value, _json.Pairs) or not all(isinstance(v, str) for _, v in value):
+        raise _fail(path, "__metadata__ is not a map of strings to strings")
+    return dict(value)
 
 
 def _check_coverage(path: str, tensors: dict, data_len: int) -> None:
@@ -126,6 +163,17 @@ def _check_coverage(path: str, tensors: dict, data_len: int) -> None:
         raise _fail(path, f"the tensors cover {pos} bytes of the {data_len}-byte data section")
 
 
+def _document(path: str, text: bytes) -> _json.Pairs:
+    try:
+        doc = _json.loads(text.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise _fail(path, f"header is not valid JSON: {exc}") from None
+    if not isinstance(doc, _json.Pairs):
+        kind = "array" if isinstance(doc, list) else type(doc).__name__
+        raise _fail(path, f"header is a JSON {kind}, not an object")
+    return doc
+
+
 def parse(path: str, head: bytes, file_size: int) -> Header:
     """Validates a header (``head`` holds at least the first 8 + N bytes)."""
     if file_size < 8 or len(head) < 8:
@@ -137,20 +185,16 @@ def parse(path: str, head: bytes, file_size: int) -> Header:
         raise _fail(path, f"header length {n} runs past the end of the {file_size}-byte file")
     if len(head) < 8 + n:
         raise _fail(path, "header truncated")
-    try:
-        doc = json.loads(head[8:8 + n].decode("utf-8"),
-                         object_pairs_hook=_pairs_no_duplicates(path))
-    except SafetensorError:
-        raise
-    except (UnicodeDecodeError, ValueError) as exc:
-        raise _fail(path, f"header is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict):
-        raise _fail(path, f"header is a JSON {type(doc).__name__}, not an object")
-    meta = doc.pop("__metadata__", None)
-    if meta is not None and (not isinstance(meta, dict) or
-                             not all(isinstance(v, str) for v in meta.values())):
-        raise _fail(path, "__metadata__ is not a map of strings to strings")
-    tensors = {name: _tensor(path, name, entry) for name, entry in doc.items()}
+    meta, tensors, seen_meta = None, {}, False
+    for name, entry in _document(path, head[8:8 + n]):
+        if name == "__metadata__":
+            if seen_meta:
+                raise _fail(path, "duplicate key in the header", name)
+            meta, seen_meta = _metadata(path, entry), True
+        elif name in tensors:
+            raise _fail(path, "duplicate key in the header", name)
+        else:
+            tensors[name] = _tensor(path, name, entry)
     _check_coverage(path, tensors, file_size - 8 - n)
     return Header(path, 8 + n, file_size, meta, tensors)
 

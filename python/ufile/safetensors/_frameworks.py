@@ -38,7 +38,12 @@ class Torch:
         return self.torch.empty(n, dtype=self.torch.uint8, device=device)
 
     def empty(self, info: TensorInfo, path: str, device: str) -> Any:
-        return self.torch.empty(info.shape, dtype=self.dtype(info, path), device=device)
+        """New storage for the tensor; an empty one is made as the safetensors
+        package makes it (torch.zeros), a shape torch cannot hold is an error."""
+        dt = self.dtype(info, path)
+        if info.nbytes:
+            return self.torch.empty(info.shape, dtype=dt, device=device)
+        return _empty(lambda: self.torch.zeros(info.shape, dtype=dt, device=device), info, path)
 
     @staticmethod
     def ptr(t: Any) -> int:
@@ -47,6 +52,8 @@ class Torch:
     def from_bytes(self, buf: Any, off: int, info: TensorInfo, path: str) -> Any:
         """A view of buf[off:off+nbytes] as the tensor when aligned, else a copy."""
         dt = self.dtype(info, path)
+        if info.nbytes == 0:
+            return self.empty(info, path, str(buf.device))
         raw = buf[off:off + info.nbytes]
         if off % DTYPES[info.dtype][0] == 0:
             return raw.view(dt).view(info.shape)
@@ -80,7 +87,10 @@ class Numpy:
 
     def empty(self, info: TensorInfo, path: str, device: str) -> Any:
         self._cpu_only(device)
-        return self.np.empty(info.shape, dtype=self.dtype(info, path))
+        dt = self.dtype(info, path)
+        if info.nbytes:
+            return self.np.empty(info.shape, dtype=dt)
+        return _empty(lambda: self.np.zeros(info.shape, dtype=dt), info, path)
 
     @staticmethod
     def ptr(a: Any) -> int:
@@ -88,21 +98,28 @@ class Numpy:
 
     def from_bytes(self, buf: Any, off: int, info: TensorInfo, path: str) -> Any:
         dt = self.dtype(info, path)
+        if info.nbytes == 0:
+            return self.empty(info, path, "cpu")
         raw = buf[off:off + info.nbytes]
         if off % dt.itemsize == 0:
             return raw.view(dt).reshape(info.shape)
         return raw.copy().view(dt).reshape(info.shape)
 
     @staticmethod
-    def byte_view(a: Any) -> Any:
-        import numpy
-        return a.reshape(-1).view(numpy.uint8)
-
-    @staticmethod
     def _cpu_only(device: str) -> None:
         if device != "cpu":
             raise ValueError(f"ufile.safetensors: framework='np' loads to the CPU, "
                              f"not {device!r}")
+
+
+def _empty(make: Any, info: TensorInfo, path: str) -> Any:
+    """make() of an empty tensor; its failure for a shape the framework cannot
+    hold (dimensions past 2**63, or multiplying past it) as SafetensorError."""
+    try:
+        return make()
+    except (RuntimeError, ValueError, TypeError, OverflowError) as exc:
+        raise SafetensorError(f"{path}, tensor {info.name!r}: cannot make a tensor of "
+                              f"shape {list(info.shape)} ({info.dtype}): {exc}") from None
 
 
 def get(framework: str) -> Any:

@@ -28,13 +28,14 @@ class Options:
     inflight: int | None = None          # cuFileRead calls in flight
     max_device_bytes: int | None = None  # None: views; a number: owning tensors
     register_buffers: bool = False       # cuFileBufRegister each destination
+    times: dict | None = None            # filled with seconds from the start to each phase
 
     def resolved(self) -> "Options":
         return Options(self.direct,
                        _engine.request_bytes_default() if self.request_bytes is None
                        else self.request_bytes,
                        _engine.inflight_default() if self.inflight is None else self.inflight,
-                       self.max_device_bytes, self.register_buffers)
+                       self.max_device_bytes, self.register_buffers, self.times)
 
 
 class _Shard:
@@ -49,7 +50,9 @@ class _Shard:
 def runs(h: Header, run_bytes: int) -> list[tuple[int, int, list[TensorInfo]]]:
     """The file cut into runs of consecutive tensors of at most about run_bytes
     (a larger tensor is a run of its own; 0: the whole file, header included),
-    each (first file offset, rounded down to 4 KiB for O_DIRECT; end; tensors)."""
+    each (first file offset, rounded down to 4 KiB for O_DIRECT; end; tensors).
+    A run ends where its furthest tensor ends: an empty tensor sorted last may
+    sit at the offset where a longer one begins."""
     order = sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))
     if run_bytes <= 0 or not order:
         return [(0, h.file_size, order)]
@@ -59,8 +62,8 @@ def runs(h: Header, run_bytes: int) -> list[tuple[int, int, list[TensorInfo]]]:
             out[-1].append(info)
         else:
             out.append([info])
-    return [((h.data_start + r[0].begin) // _ALIGN * _ALIGN, h.data_start + r[-1].end, r)
-            for r in out]
+    return [((h.data_start + r[0].begin) // _ALIGN * _ALIGN,
+             h.data_start + max(t.end for t in r), r) for r in out]
 
 
 _ALIGN = 4096
@@ -72,7 +75,8 @@ class Load:
     def __init__(self, headers: list[Header], fw: Any, device: str, opts: Options):
         self.fw, self.device, self.opts = fw, device, opts.resolved()
         self.shards: list[_Shard] = []
-        self.times: dict[str, float] = {}
+        self.times: dict[str, float] = {} if opts.times is None else opts.times
+        self.times.clear()
         t0 = time.perf_counter()
         self.reader = _engine.Reader(self.opts.inflight)
         try:
@@ -155,8 +159,8 @@ class Load:
 
 
 def load_all(headers: list[Header], fw: Any, device: str, opts: Options) -> dict[str, Any]:
-    """Every tensor of every file; nothing is returned unless all reads succeeded."""
-    global last_times
+    """Every tensor of every file; nothing is returned unless all reads succeeded.
+    ``opts.times``, a dict, gets the seconds from the start to each phase's end."""
     out: dict[str, Any] = {}
     t0 = time.perf_counter()
     with Load(headers, fw, device, opts) as load:
@@ -164,12 +168,7 @@ def load_all(headers: list[Header], fw: Any, device: str, opts: Options) -> dict
             out.update(load.tensors(i))
             load.times.setdefault("first file ready", time.perf_counter() - t0)
         load.times["all ready"] = time.perf_counter() - t0
-        last_times = load.times
     return out
-
-
-# Seconds from the start of the last load_all to each phase's end (benchmarks).
-last_times: dict[str, float] = {}
 
 
 def iterate(headers: list[Header], fw: Any, device: str, opts: Options
