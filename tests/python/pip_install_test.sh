@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # pip installs python/ into a fresh virtual environment offline (Debian's pip and
 # setuptools, no index, no build isolation) with the library copied in, and the
-# installed package loads it and reads a file. Exit 77 without venv or pip.
+# installed package loads it and reads a file; the drop-in comes with it and
+# the ufile-dropin command runs. Exit 77 without venv or pip.
 #   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
 set -euo pipefail
 py=$1 src=$2 lib=$3 work=$4
@@ -30,3 +31,7 @@ with ufile.File("probe.bin") as f:
 import ufile.safetensors
 print("pip-installed ufile", ufile.__version__, "loads", loaded)
 PY
+# The drop-in beside the library is bundled too, and the console command finds it.
+test -f "$(dirname "$("$work/venv/bin/python" -c 'import ufile; print(ufile.__file__)')")/libcufile.so.0"
+"$work/venv/bin/ufile-dropin" status --import json | tee "$work/dropin-status.txt"
+grep -q "^ufile's drop-in: .*/ufile/libcufile.so.0" "$work/dropin-status.txt"
