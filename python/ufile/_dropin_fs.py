@@ -230,7 +230,7 @@ def apply_disable(plans: dict[str, list]) -> list[str]:
                             lambda p=path, t=target: os.symlink(t, p))
                 undo.do(lambda p=path, s=saved: os.rename(s, p),
                         lambda p=path, s=saved: os.rename(p, s))
-                done.append(f"{path}: restored ({_describe(record)})")
+                done.append(f"{path}: restored {_describe(record)}")
             mpath = os.path.join(backup, MANIFEST)
             undo.do(lambda m=mpath: os.unlink(m),
                     lambda f=folder, o=manifest: _write_manifest(f, o))

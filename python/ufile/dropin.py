@@ -226,6 +226,9 @@ def _print_status(st: dict) -> None:
 
 def _scopes(args, for_status: bool) -> dict:
     scopes = {}
+    for p in args.prefix or []:
+        if not os.path.isdir(p):
+            raise fs.Refusal(f"--prefix {p}: no such folder")
     if args.prefix:
         scopes["prefix"] = _unique(d for p in args.prefix for d in prefix_folders(p))
     if args.system:
@@ -249,13 +252,15 @@ def _change(args) -> int:
     else:
         plans = {f: t for f in folders if (t := fs.plan_disable(f))}
         done = fs.apply_disable(plans) if plans else []
-    where = ", ".join(folders) if folders else "no folder holding a libcufile"
+    where = ", ".join(folders)
     for line in done:
         print(line)
-    if not done:
-        state = "uses ufile's drop-in" if args.command == "enable" else "has no ufile link"
-        print(f"nothing to change: every libcufile in {where} already {state}"
-              if folders else f"nothing to change: {where} in this scope")
+    if not folders:
+        print(f"nothing to change: no libcufile in scope ({', '.join(scopes)})")
+    elif not done and args.command == "enable":
+        print(f"nothing to change: every libcufile in {where} is ufile's already")
+    elif not done:
+        print(f"nothing to change: nothing ufile replaced in {where}")
     return 0
 
 

@@ -163,6 +163,8 @@ def test_toolkit_links(tmp_path, fake_nvidia):
     r = run(tmp_path / "nosite", "disable", "--prefix", str(tmp_path / "cuda"))
     assert r.returncode == 0, r.stderr
     assert snapshot(tmp_path) == before
+    refused(run(tmp_path / "nosite", "enable", "--prefix", str(tmp_path / "absent")),
+            "no such folder")
 
 
 def refused(r, words):
