@@ -144,7 +144,8 @@ def find_dropin(explicit: str | None) -> str:
         ident = _elf.identify(c)
         if ident.kind == _elf.UFILE and ident.soname == DROPIN_NAME:
             return os.path.abspath(c)
-        tried.append(f"{c} ({'absent' if not os.path.exists(c) else ident.describe()})")
+        why = ident.describe() if ident.kind != _elf.UFILE else f"ufile's, but SONAME {ident.soname}"
+        tried.append(f"{c} ({'absent' if not os.path.exists(c) else why})")
     raise fs.Refusal("ufile's drop-in libcufile.so.0 not found; tried " + "; ".join(tried) +
                      ". Pass --dropin PATH (the build's src/libcufile.so.0, or "
                      "PREFIX/lib/ufile/libcufile.so.0), or pip install with UFILE_LIBRARY set")
@@ -158,7 +159,10 @@ def probe(module: str, timeout: float) -> dict:
     except subprocess.TimeoutExpired:
         return {"error": f"`import {module}` did not finish within {timeout:g} s"}
     try:
-        return json.loads(r.stdout.strip().splitlines()[-1])
+        out = json.loads(r.stdout.strip().splitlines()[-1])
+        if "error" in out:
+            out["error"] = f"`import {module}` failed with {sys.executable}: {out['error']}"
+        return out
     except (ValueError, IndexError):
         return {"error": f"the probe process failed (exit {r.returncode}): {r.stderr.strip()}"}
 
@@ -176,8 +180,9 @@ def _entry(folder: str, name: str, scope: str) -> dict:
 
 def _verdict(entries: list, mapped: dict, module: str) -> str:
     if "error" in mapped:
-        files = "ufile's" if all(e["kind"] == _elf.UFILE for e in entries) else "not all ufile's"
-        return (f"no process check ({mapped['error']}); the libcufile files listed are {files}")
+        files = ("none was found" if not entries else "all are ufile's"
+                 if all(e["kind"] == _elf.UFILE for e in entries) else "not all are ufile's")
+        return f"no process check ({mapped['error']}); of the libcufile files listed, {files}"
     kinds = [_elf.identify(p).kind for p in mapped["mapped"]]
     if not kinds:
         return f"a process that imports {module} maps no libcufile"
