@@ -238,7 +238,7 @@ def _scopes(args, for_status: bool) -> dict:
         scopes["prefix"] = _unique(d for p in args.prefix for d in prefix_folders(p))
     if args.system:
         scopes["system"] = system_folders()
-    if not scopes or for_status:
+    if args.site_packages or not scopes or for_status:
         sites = args.site_packages or site_dirs()
         scopes = {"env": env_folders(sites), **scopes}
     if for_status:
