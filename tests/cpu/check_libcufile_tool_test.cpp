@@ -9,6 +9,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "support/test_util.h"
 #include "tools/run_tool.h"
@@ -60,6 +61,9 @@ TEST_F(CheckLibcufile, WheelAndLibraryPathFilesAreNamedWithWhatTheyAre) {
   Copy(UFILE_FAKE_NVIDIA_LIB, wheel + "/libcufile.so.0");
   Copy(UFILE_DROPIN_LIB, ldp + "/libcufile.so.0");
   WriteTextFile(ldp + "/libcufile.so.9", std::string(100, 'x'));  // not ELF
+  std::vector<uint8_t> cut = ReadWholeFile(UFILE_DROPIN_LIB);
+  cut.resize(200);
+  WriteWholeFile(ldp + "/libcufile.so.8", cut);
   ScopedEnv venv("VIRTUAL_ENV", dir_.File("venv"));
   ScopedEnv path("LD_LIBRARY_PATH", ldp);
   const std::string out = Run();
@@ -71,6 +75,11 @@ TEST_F(CheckLibcufile, WheelAndLibraryPathFilesAreNamedWithWhatTheyAre) {
             std::string::npos)
       << out;
   EXPECT_NE(out.find(" " + ldp + "/libcufile.so.9 : not recognised (not an ELF file)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(" " + ldp +
+                     "/libcufile.so.8 : not recognised (malformed ELF file: section headers "
+                     "outside the file)"),
             std::string::npos)
       << out;
   EXPECT_EQ(CheckLine(out, kGets), ldp + "/libcufile.so.0 through LD_LIBRARY_PATH: ufile 0.1.0")

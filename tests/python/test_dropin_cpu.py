@@ -111,6 +111,9 @@ def test_identify(tmp_path, fake_nvidia):
     (tmp_path / "text").write_text("not a library" * 10)
     assert _elf.identify(str(tmp_path / "text")).detail == "not an ELF file"
     assert _elf.identify(str(tmp_path / "absent")).detail.startswith("unreadable")
+    cut = tmp_path / "cut.so"
+    cut.write_bytes(open(DROPIN, "rb").read()[:200])
+    assert _elf.identify(str(cut)).detail == "malformed ELF file: section headers outside the file"
 
 
 def test_status_enable_disable_round_trip(env):
