@@ -67,12 +67,12 @@ def main(argv):
     failures = 0
     if dropin_cmd("enable", "--dropin", argv[1]).returncode != 0:
         return 1
-    try:
-        failures += "ufile's libcufile only" not in dropin_cmd("status").stdout
+    try:  # torch may map no libcufile at import: only a wrong library is a failure
+        failures += "not ufile's" in dropin_cmd("status").stdout
         failures += run_clients("ufile")
     finally:
         failures += dropin_cmd("disable").returncode != 0
-    failures += "not ufile's" not in dropin_cmd("status").stdout
+    failures += "ufile's libcufile only" in dropin_cmd("status").stdout
     failures += run_clients("nvidia")
     after = {p: fingerprint(p) if os.path.exists(p) else None for p in nvidia}
     for p in nvidia:
