@@ -58,10 +58,16 @@ def main(argv):
     from ufile import _dropin_fs, _elf, dropin
     wheel = [os.path.join(d, n) for d in dropin.env_folders(dropin.site_dirs())
              for n in _dropin_fs.lib_names(d)]
-    nvidia = [p for p in wheel if _elf.identify(p).kind == _elf.NVIDIA]
-    if not nvidia:
-        print(f"SKIPPED: no NVIDIA libcufile in this environment's wheels ({wheel})")
+    if not wheel:
+        print("SKIPPED: no libcufile in this environment's wheels (nvidia/*/lib)")
         return SKIP
+    nvidia = [p for p in wheel if _elf.identify(p).kind == _elf.NVIDIA]
+    if len(nvidia) != len(wheel):
+        for p in wheel:
+            print(f"{p}: {_elf.identify(p).describe()}")
+        print("FAIL: every wheel libcufile must be NVIDIA's before the test "
+              "(after an interrupted run: python3 -m ufile.dropin disable)")
+        return 1
     before = {p: fingerprint(p) for p in nvidia}
     dropin_cmd("status")
     failures = 0
