@@ -86,7 +86,10 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/python/ufile DESTINATION ${UFILE_INSTALL
   COMPONENT runtime PATTERN __pycache__ EXCLUDE PATTERN "*.so*" EXCLUDE)
 file(RELATIVE_PATH UFILE_PY_TO_LIB "/p/${UFILE_INSTALL_PYTHONDIR}/ufile"
   "/p/${CMAKE_INSTALL_LIBDIR}/libufile.so.0")
+file(RELATIVE_PATH UFILE_PY_TO_DROPIN "/p/${UFILE_INSTALL_PYTHONDIR}/ufile"
+  "/p/${UFILE_INSTALL_DROPINDIR}/libcufile.so.0")
 file(WRITE ${PROJECT_BINARY_DIR}/python/_libpath.py
-  "# Written by cmake --install: the library, relative to this folder.\nLIBRARY = \"${UFILE_PY_TO_LIB}\"\n")
+  "# Written by cmake --install: the library and the drop-in, relative to this folder.\n"
+  "LIBRARY = \"${UFILE_PY_TO_LIB}\"\nDROPIN = \"${UFILE_PY_TO_DROPIN}\"\n")
 install(FILES ${PROJECT_BINARY_DIR}/python/_libpath.py
   DESTINATION ${UFILE_INSTALL_PYTHONDIR}/ufile COMPONENT runtime)

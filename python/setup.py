@@ -1,11 +1,25 @@
 # SPDX-License-Identifier: Apache-2.0
 """Copies the library named by $UFILE_LIBRARY (if set) into the built package,
-as libufile.so.0 beside ufile/_lib.py, which looks there first."""
+as libufile.so.0 beside ufile/_lib.py, which looks there first; and ufile's
+drop-in libcufile.so.0 ($UFILE_DROPIN, else the one beside $UFILE_LIBRARY, as a
+build tree has it), which `python -m ufile.dropin enable` links to."""
+import importlib.util
 import os
 import shutil
+import sys
 
 from setuptools import setup
 from setuptools.command.build_py import build_py
+
+
+def _is_ufile(path):
+    here = os.path.dirname(os.path.abspath(__file__))
+    spec = importlib.util.spec_from_file_location("_ufile_elf",
+                                                  os.path.join(here, "ufile", "_elf.py"))
+    elf = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = elf  # dataclasses looks its module up there
+    spec.loader.exec_module(elf)
+    return elf.identify(path).kind == elf.UFILE
 
 
 class BuildPyWithLibrary(build_py):
@@ -16,8 +30,17 @@ class BuildPyWithLibrary(build_py):
             return
         if not os.path.isfile(lib):
             raise SystemExit(f"UFILE_LIBRARY={lib} is not a file")
-        dest = os.path.join(self.build_lib, "ufile", "libufile.so.0")
-        shutil.copyfile(os.path.realpath(lib), dest)
+        self._bundle(lib, "libufile.so.0")
+        dropin = os.environ.get("UFILE_DROPIN")
+        if dropin and not os.path.isfile(dropin):
+            raise SystemExit(f"UFILE_DROPIN={dropin} is not a file")
+        beside = os.path.join(os.path.dirname(lib), "libcufile.so.0")
+        if dropin or _is_ufile(beside):  # never NVIDIA's file beside an installed libufile
+            self._bundle(dropin or beside, "libcufile.so.0")
+
+    def _bundle(self, src, name):
+        dest = os.path.join(self.build_lib, "ufile", name)
+        shutil.copyfile(os.path.realpath(src), dest)
         os.chmod(dest, 0o755)
 
 

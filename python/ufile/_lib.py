@@ -99,13 +99,17 @@ def lib() -> ctypes.CDLL:
 
 
 def library_path() -> str:
-    """The file the library was loaded from (from /proc/self/maps)."""
-    lib()
+    """The file of the library this package calls: the mapping, in
+    /proc/self/maps, that holds its cuFileGetVersion. Other libcufile files the
+    process maps (NVIDIA's, loaded by torch) do not count."""
+    addr = ctypes.cast(lib().cuFileGetVersion, ctypes.c_void_p).value or 0
     with open("/proc/self/maps") as maps:
         for line in maps:
-            if "libufile" in line or "libcufile" in line:
-                return line.split()[-1]
-    return SONAME
+            parts = line.split(None, 5)
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            if start <= addr < end and len(parts) == 6:
+                return parts[5].strip().removesuffix(" (deleted)")
+    raise OSError(f"ufile: no mapping of /proc/self/maps holds cuFileGetVersion ({addr:#x})")
 
 
 def version() -> int:

@@ -35,6 +35,14 @@ case $step in
     done
     [ ! -e "$prefix/include/cufile.h" ] || { say "FAIL: include/cufile.h would shadow CUDA's"; exit 1; }
     [ ! -e "$prefix/lib/libcufile.so.0" ] || { say "FAIL: lib/libcufile.so.0 would shadow NVIDIA's"; exit 1; }
+    # The installed Python package finds the installed drop-in (through _libpath.py).
+    pkg=$(find "$prefix" -name _libpath.py -path '*/ufile/*')
+    if command -v python3 >/dev/null; then
+      got=$(PYTHONPATH=$(dirname "$(dirname "$pkg")") UFILE_DROPIN= python3 -c \
+        'from ufile import dropin; print(dropin.find_dropin(None))')
+      [ "$(realpath "$got")" = "$(realpath "$prefix/lib/ufile/libcufile.so.0")" ] ||
+        { say "FAIL: the installed package's drop-in is $got"; exit 1; }
+    fi
     say "ok: installed into $prefix"
     ;;
   cmake-build)

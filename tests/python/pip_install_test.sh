@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # pip installs python/ into a fresh virtual environment offline (Debian's pip and
 # setuptools, no index, no build isolation) with the library copied in, and the
-# installed package loads it and reads a file. Without venv or pip it fails:
-# CI installs python3-venv and python3-pip (scripts/debian-packages.txt).
+# installed package loads it and reads a file; the drop-in comes with it and
+# the ufile-dropin command runs. Without venv or pip it fails: CI installs
+# python3-venv and python3-pip (scripts/debian-packages.txt).
 #   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
 set -euo pipefail
 py=$1 src=$2 lib=$3 work=$4
@@ -31,3 +32,7 @@ with ufile.File("probe.bin") as f:
 import ufile.safetensors
 print("pip-installed ufile", ufile.__version__, "loads", loaded)
 PY
+# The drop-in beside the library is bundled too, and the console command finds it.
+test -f "$(dirname "$("$work/venv/bin/python" -c 'import ufile; print(ufile.__file__)')")/libcufile.so.0"
+"$work/venv/bin/ufile-dropin" status --import json | tee "$work/dropin-status.txt"
+grep -q "^ufile's drop-in: .*/ufile/libcufile.so.0" "$work/dropin-status.txt"

@@ -12,6 +12,9 @@ namespace ufile::check {
 
 // Library and cuFile API version.
 void CheckLibrary(Report &report);
+// Every libcufile installed or mapped that a client could load instead of
+// ufile, what each is, and which one a program built for NVIDIA's gets.
+void CheckLibcufile(Report &report);
 // The effective configuration with the source of each value; the config
 // files; inert and unknown keys.
 void CheckConfig(Report &report, const Config &cfg);

@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
   const ufile::Config cfg = ufile::LoadConfig();
   ufile::check::Report report;
   ufile::check::CheckLibrary(report);
+  ufile::check::CheckLibcufile(report);
   ufile::check::CheckConfig(report, cfg);
   ufile::check::CheckGpus(report);
   ufile::check::CheckIoUring(report);
