@@ -32,6 +32,11 @@ bool ResolveAll(CudaApi &api, GetProcAddressFn get_proc, std::string &missing) {
   }
   UFILE_CUDA_FUNCTIONS(UFILE_CUDA_RESOLVE)
 #undef UFILE_CUDA_RESOLVE
+  void *fn = nullptr;
+  CUdriverProcAddressQueryResult found{};
+  if (get_proc("cuCtxGetDevice", &fn, 12000, CU_GET_PROC_ADDRESS_DEFAULT, &found) ==
+      CUDA_SUCCESS)
+    api.cuCtxGetDevice = reinterpret_cast<decltype(api.cuCtxGetDevice)>(fn);
   return all;
 }
 

@@ -6,8 +6,8 @@
 // entry (ScopedCudaOverride) to inject a CUDA error.
 // Every entry is resolved at the header's CUDA_VERSION, so its pointer has
 // exactly the signature decltype() gives it. Functions whose newest variant
-// changed arity without a header macro (cuCtxGetDevice, cuCtxSynchronize,
-// cuStreamGetCtx in CUDA 13) are deliberately absent.
+// changed arity without a header macro (cuCtxSynchronize, cuStreamGetCtx in
+// CUDA 13) are deliberately absent; cuCtxGetDevice is resolved at 12.0.
 // Thread-safety: Cuda() is initialized once (thread-safe); entries are
 // read-only afterwards except in tests.
 #pragma once
@@ -81,6 +81,10 @@ struct CudaApi {
 #define UFILE_CUDA_MEMBER(name) decltype(&::name) name = nullptr;
   UFILE_CUDA_FUNCTIONS(UFILE_CUDA_MEMBER)
 #undef UFILE_CUDA_MEMBER
+
+  // The one-argument cuCtxGetDevice (the current context's device), resolved at
+  // CUDA 12.0 since CUDA 13 gave the name a second argument; null if absent.
+  CUresult (*cuCtxGetDevice)(CUdevice *device) = nullptr;
 
   bool loaded = false;    // libcuda.so.1 found and every entry resolved
   bool available = false; // cuInit succeeded and at least one device exists

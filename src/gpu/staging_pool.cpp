@@ -93,20 +93,27 @@ size_t StagingPool::ClassFor(size_t size) const {
   return classes_.size() - 1;
 }
 
-// Pinned staging is portable (every context may use it), so any context can
-// allocate it: the calling thread's current one, else the last one used, GPU
-// 0's primary context only when none is known. A context on a GPU the process
-// does not use takes that GPU's memory (one per rank on a multi-GPU host). As
-// with copy lanes, a context the application made current must outlive the
-// session (docs/API.md, contexts).
+// Pinned staging is portable (every context may use it), so any GPU's primary
+// context can allocate it: that of the calling thread's current GPU, else of
+// the GPU used last, GPU 0's only when none is known. A context on a GPU the
+// process does not use takes that GPU's memory (one per rank on a multi-GPU
+// host). ctxs_ retains the primary context, so the buffer outlives whatever
+// context the application makes current and later destroys.
 Result<CUcontext> StagingPool::PinningContext() {
+  CudaApi &api = Cuda();
   CUcontext current = nullptr;
-  if (Cuda().cuCtxGetCurrent(&current) == CUDA_SUCCESS && current) {
-    last_ctx_.store(current);
-    return current;
+  CUdevice device = 0;
+  if (api.cuCtxGetDevice && api.cuCtxGetCurrent(&current) == CUDA_SUCCESS && current &&
+      api.cuCtxGetDevice(&device) == CUDA_SUCCESS) {
+    for (int i = 0; i < api.device_count; ++i) {
+      CUdevice d = 0;
+      if (api.cuDeviceGet(&d, i) == CUDA_SUCCESS && d == device) {
+        last_device_.store(i);
+        break;
+      }
+    }
   }
-  if (CUcontext last = last_ctx_.load()) return last;
-  return ctxs_->Get(0);
+  return ctxs_->Get(last_device_.load());
 }
 
 Result<StagingPool::Buffer> StagingPool::Allocate(size_t size) {

@@ -137,7 +137,7 @@ class StagingPool {
   std::unique_ptr<Slot[]> slots_;
   std::atomic<int> waiters_{0};
   std::atomic<bool> pin_failed_{false};
-  std::atomic<CUcontext> last_ctx_{nullptr};  // the context that last pinned a buffer
+  std::atomic<int> last_device_{0};  // the GPU whose primary context pins staging
   std::atomic<bool> budget_logged_{false};
 };
 

@@ -43,7 +43,17 @@ class Torch:
         dt = self.dtype(info, path)
         if info.nbytes:
             return self.torch.empty(info.shape, dtype=dt, device=device)
-        return _empty(lambda: self.torch.zeros(info.shape, dtype=dt, device=device), info, path)
+        return _empty(lambda: self._zeros(info.shape, dt, device), info, path)
+
+    def _zeros(self, shape: tuple, dt: Any, device: str) -> Any:
+        """An empty tensor of ``shape``; where torch's contiguous strides would
+        pass 2**63 (``[0, 2**62, 4]``), one with zero strides, which an empty
+        tensor may have (it has no element to address)."""
+        try:
+            return self.torch.zeros(shape, dtype=dt, device=device)
+        except RuntimeError:
+            return self.torch.empty(0, dtype=dt, device=device).as_strided(
+                shape, (0,) * len(shape))
 
     @staticmethod
     def ptr(t: Any) -> int:
