@@ -138,6 +138,14 @@ def test_tensor_parallel_every_dimension_and_uneven(ckpt, n):
     _check(res, ckpt[1], n, rules=dc.SHARD_RULES)
 
 
+def test_eight_ranks(ckpt):
+    """The largest group the GPU machines would give (8): replicas and tensor
+    parallel with more ranks than some dimensions have indices."""
+    _check(_run(ckpt, 8, options={"max_device_bytes": SMALL}), ckpt[1], 8)
+    res = _run(ckpt, 8, rules=dc.SHARD_RULES, options={"max_device_bytes": SMALL})
+    _check(res, ckpt[1], 8, rules=dc.SHARD_RULES)
+
+
 def test_default_round_size_one_round(ckpt):
     _check(_run(ckpt, 2, rules=dc.SHARD_RULES), ckpt[1], 2, rules=dc.SHARD_RULES)
 
