@@ -50,6 +50,13 @@ class _Group:
         self.rank = dist.get_rank(group)
         self.size = dist.get_world_size(group)
         self.device = device
+        if self.rank < 0:
+            raise ValueError("ufile.safetensors: this process is not a member of the group "
+                             "passed as group=")
+        backend = str(dist.get_backend(group))
+        if device == "cpu" and backend == "nccl":
+            raise ValueError("ufile.safetensors: device='cpu' needs a group whose backend "
+                             "moves CPU tensors (gloo); this group's is nccl")
 
     def objects(self, obj: Any) -> list:
         out: list = [None] * self.size
@@ -251,11 +258,14 @@ class _Executor:
         g.agree(self.prepare())
         for name in [n for n, c in self.pending.items() if c == 0]:
             yield name, self.out[name]   # empty tensors and empty parts
-        futures = {i: self._submit_round(i) for i in range(min(2, len(rounds)))}
-        self._submit_direct()
-        error = None
+        error, futures = None, {}
+        try:
+            futures = {i: self._submit_round(i) for i in range(min(2, len(rounds)))}
+            self._submit_direct()
+        except Exception as exc:  # noqa: BLE001 - reported at the next agreement
+            error = f"submitting reads: {type(exc).__name__}: {exc}"
         for i, r in enumerate(rounds):
-            g.agree(error or self._first_error(futures.pop(i)))
+            g.agree(error or self._first_error(futures.pop(i, [])))
             buf = self.staging[i % 2]
             g.gather(buf, r.slot)
             try:
