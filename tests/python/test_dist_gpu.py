@@ -50,9 +50,9 @@ def _worker(rank, n, path, rules, select_kind, max_device):
     import torch.distributed as dist
     from ufile import safetensors as us
     dev = torch.cuda.current_device()
-    select = None
-    if select_kind == "experts":
-        select = lambda name: ".experts." not in name or name.endswith(f"experts.{rank}.w")  # noqa: E731
+    def experts(name: str) -> bool:
+        return ".experts." not in name or name.endswith(f"experts.{rank}.w")
+    select = experts if select_kind == "experts" else None
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()

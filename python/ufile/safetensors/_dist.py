@@ -198,8 +198,9 @@ class _Executor:
         r, buf = self.plan.rounds[i], self.staging[i % 2]
         futures = []
         for rd in r.reads[self.rank]:
+            lo, hi = rd.dest_offset, rd.dest_offset + rd.size
             names = [d.name for d in r.deliveries
-                     if d.staged < rd.dest_offset + rd.size and rd.dest_offset < d.staged + d.hi - d.lo]
+                     if d.staged < hi and lo < d.staged + d.hi - d.lo]
             what = f"tensor {names[0]!r}" if len(names) == 1 else \
                 f"tensors {names[0]!r}..{names[-1]!r}"
             futures += self.reader.submit(_engine.split(

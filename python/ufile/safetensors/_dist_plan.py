@@ -21,7 +21,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ._format import DTYPES, Header, TensorInfo
+from ._format import Header, TensorInfo
 
 SLOT_ALIGN = 4096      # slot boundaries: O_DIRECT-friendly file offsets
 STRIDED_ALIGN = 16     # staged offset of a strided piece: any dtype can view it
@@ -211,7 +211,3 @@ def _slot_reads(pieces: list, lo: int, hi: int) -> list:
         else:
             out.append(Read(fi, foff, z - a, "", a))
     return out
-
-
-def element_size(dtype: str) -> int:
-    return DTYPES[dtype][0]
