@@ -20,10 +20,9 @@
 namespace ufile {
 namespace {
 
-// The repository's docs/CONFIG.md, found from this file's path.
+// The repository's docs/CONFIG.md.
 std::string ConfigDocPath() {
-  std::filesystem::path here(__FILE__);
-  return (here.parent_path().parent_path().parent_path() / "docs" / "CONFIG.md").string();
+  return (std::filesystem::path(UFILE_SOURCE_ROOT) / "docs" / "CONFIG.md").string();
 }
 
 std::string Trim(const std::string &s) {
