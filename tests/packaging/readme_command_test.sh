@@ -1,0 +1,50 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# README command (a) run with stand-ins for apt-get, sudo, id and cmake that
+# record their calls: as root it runs apt-get update before apt-get install,
+# without sudo and without questions (DEBIAN_FRONTEND=noninteractive); as
+# another user with sudo; and it builds the demo's target only, whose build
+# (in BUILD_DIR) compiles nothing of tests/, bench/ or examples/.
+#   readme_command_test.sh SOURCE_DIR BUILD_DIR WORKDIR
+set -u
+src=$1 build=$2 work=$3
+fail() { echo "FAILED: $*"; exit 1; }
+rm -rf "$work" && mkdir -p "$work/bin" "$work/tree/scripts" "$work/tree/build/tools/ufile-demo"
+cmd=$(awk '/^\(a\) /{a=1} a&&/^```sh$/{b=1;next} b&&/^```$/{exit} b' "$src/README.md")
+[ -n "$cmd" ] || fail "no command (a) in README.md"
+echo "command (a): $cmd"
+cp "$src/scripts/debian-packages.txt" "$work/tree/scripts/"
+for tool in apt-get cmake ./build/tools/ufile-demo/ufile-demo; do
+  case $tool in ./*) f="$work/tree/${tool#./}" ;; *) f="$work/bin/$tool" ;; esac
+  printf '#!/bin/sh\necho "%s ${DEBIAN_FRONTEND:-asks} $*" >>"%s/calls"\n' \
+    "${tool##*/}" "$work" >"$f"
+  chmod +x "$f"
+done
+printf '#!/bin/sh\necho sudo >>"%s/calls"\nexec "$@"\n' "$work" >"$work/bin/sudo"
+printf '#!/bin/sh\n[ "$1" = -u ] && echo "$FAKE_UID"\n' >"$work/bin/id"
+chmod +x "$work/bin/sudo" "$work/bin/id"
+for uid in 0 1000; do
+  rm -f "$work/calls"
+  (cd "$work/tree" && env -u DEBIAN_FRONTEND FAKE_UID=$uid PATH="$work/bin:$PATH" sh -c "$cmd") ||
+    fail "command (a) failed with the stand-ins (uid $uid)"
+  calls=$(tr '\n' '|' <"$work/calls")
+  echo "uid $uid: $calls"
+  if [ "$uid" = 0 ]; then
+    case $calls in *sudo*) fail "as root, command (a) runs sudo" ;; esac
+    sudo=""
+  else
+    sudo="sudo|"
+  fi
+  case $calls in
+    "${sudo}apt-get noninteractive update|${sudo}apt-get noninteractive install -y"*) ;;
+    *) fail "command (a) does not run apt-get update, then apt-get install, noninteractive" ;;
+  esac
+  case $calls in
+    *"|cmake asks --build build --target ufile-demo|ufile-demo asks |") ;;
+    *) fail "command (a) does not build the target ufile-demo alone, then run the demo" ;;
+  esac
+done
+[ -f "$build/build.ninja" ] || { echo "not a Ninja build: the demo's build plan is not checked"; exit 0; }
+extra=$(ninja -C "$build" -t commands ufile-demo | grep -E " $src/(tests|bench|examples)/")
+[ -z "$extra" ] || fail "building ufile-demo compiles more than the demo needs: $extra"
+echo "command (a) installs as root or with sudo and builds the demo's target only"
