@@ -2,7 +2,9 @@
 """Copies the library named by $UFILE_LIBRARY (if set) into the built package,
 as libufile.so.0 beside ufile/_lib.py, which looks there first; and ufile's
 drop-in libcufile.so.0 ($UFILE_DROPIN, else the one beside $UFILE_LIBRARY, as a
-build tree has it), which `python -m ufile.dropin enable` links to."""
+build tree has it), which `python -m ufile.dropin enable` links to. Without
+$UFILE_LIBRARY the package bundles no library, whatever an earlier build left
+in build/."""
 import importlib.util
 import os
 import shutil
@@ -24,6 +26,9 @@ def _is_ufile(path):
 
 class BuildPyWithLibrary(build_py):
     def run(self):
+        # pip builds in this folder's build/; what an earlier install put there
+        # (a bundled library above all) must not reach this one's wheel.
+        shutil.rmtree(os.path.join(self.build_lib, "ufile"), ignore_errors=True)
         super().run()
         lib = os.environ.get("UFILE_LIBRARY")
         if not lib:

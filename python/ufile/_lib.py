@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """Loads libufile.so.0 with ctypes and declares the cuFile calls the package uses.
 
-Search order: $UFILE_LIBRARY (a path), a library bundled beside this file (pip
+Search order: $UFILE_LIBRARY (a path; when set, the only place, and a path
+naming no file is an ImportError), a library bundled beside this file (pip
 install with UFILE_LIBRARY set), the path `cmake --install` recorded in
 _libpath.py (relative to this folder), then the dynamic linker's own search."""
 from __future__ import annotations
@@ -33,12 +34,17 @@ CU_FILE_HANDLE_TYPE_OPAQUE_FD = 1
 
 
 def _candidates() -> list[str]:
-    here = os.path.dirname(os.path.abspath(__file__))
-    out = []
+    """Where to look; $UFILE_LIBRARY, when set, is the only place."""
     env = os.environ.get("UFILE_LIBRARY")
     if env:
-        out.append(env)
-    out.append(os.path.join(here, SONAME))
+        if not os.path.isfile(env):
+            what = "a directory" if os.path.isdir(env) else "no file"
+            raise ImportError(f"ufile: UFILE_LIBRARY={env} names {what}; set it to the path "
+                              f"of {SONAME} (a build tree's build/src/{SONAME}), or unset it "
+                              "to use the package's own library")
+        return [env]
+    here = os.path.dirname(os.path.abspath(__file__))
+    out = [os.path.join(here, SONAME)]
     try:
         from . import _libpath  # written by `cmake --install`
         out.append(os.path.normpath(os.path.join(here, _libpath.LIBRARY)))

@@ -3,8 +3,10 @@
 # pip installs python/ into a fresh virtual environment offline (Debian's pip and
 # setuptools, no index, no build isolation) with the library copied in, and the
 # installed package loads it and reads a file; the drop-in comes with it and
-# the ufile-dropin command runs. Without venv or pip it fails: CI installs
-# python3-venv and python3-pip (scripts/debian-packages.txt).
+# the ufile-dropin command runs; a second install from the same folder without
+# UFILE_LIBRARY bundles no library left in build/ by the first. Without venv
+# or pip it fails: CI installs python3-venv and python3-pip
+# (scripts/debian-packages.txt).
 #   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
 set -euo pipefail
 py=$1 src=$2 lib=$3 work=$4
@@ -36,3 +38,18 @@ PY
 test -f "$(dirname "$("$work/venv/bin/python" -c 'import ufile; print(ufile.__file__)')")/libcufile.so.0"
 "$work/venv/bin/ufile-dropin" status --import json | tee "$work/dropin-status.txt"
 grep -q "^ufile's drop-in: .*/ufile/libcufile.so.0" "$work/dropin-status.txt"
+# A second install from the same folder without UFILE_LIBRARY bundles no
+# library, though the first one's build/ is still there.
+test -f "$work/pkg/build/lib/ufile/libufile.so.0" ||
+  { echo "FAILED: the first install left no build/lib/ufile/libufile.so.0 to test with"; exit 1; }
+"$py" -m venv --system-site-packages "$work/venv2"
+env -u UFILE_LIBRARY -u UFILE_DROPIN "$work/venv2/bin/pip" install --no-index \
+  --no-build-isolation --no-cache-dir -q "$work/pkg"
+pkg2=$(env -u PYTHONPATH "$work/venv2/bin/python" -c \
+  'import os, ufile; print(os.path.dirname(ufile.__file__))')
+for f in libufile.so.0 libcufile.so.0; do
+  if [ -e "$pkg2/$f" ]; then
+    echo "FAILED: an install without UFILE_LIBRARY bundled $pkg2/$f (stale, from build/)"; exit 1
+  fi
+done
+echo "an install without UFILE_LIBRARY bundles no library"

@@ -9,6 +9,9 @@ import fcntl
 import gc
 import os
 import re
+import shutil
+import subprocess
+import sys
 import weakref
 
 import numpy as np
@@ -229,3 +232,25 @@ def test_page_cache_residency(tmp_path):
     assert _pagecache.resident_fraction(str(path)) > 0.5
     (tmp_path / "e.bin").write_bytes(b"")
     assert _pagecache.resident_fraction(str(tmp_path / "e.bin")) == 1.0
+
+
+def _import_with_library(tmp_path, env_value):
+    """Runs `ufile.version()` in a fresh interpreter whose package has a copy of
+    this process's library bundled beside it, with UFILE_LIBRARY=env_value."""
+    pkg = tmp_path / "site" / "ufile"
+    shutil.copytree(os.path.dirname(ufile.__file__), pkg,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ufile.library_path(), pkg / "libufile.so.0")
+    env = dict(os.environ, PYTHONPATH=str(pkg.parent), UFILE_LIBRARY=env_value)
+    return subprocess.run([sys.executable, "-c", "import ufile; print(ufile.version())"],
+                          env=env, capture_output=True, text=True, timeout=120)
+
+
+@pytest.mark.parametrize("what", ["absent", "directory"])
+def test_library_variable_naming_no_file_is_an_error(tmp_path, what):
+    target = tmp_path / "absent.so" if what == "absent" else tmp_path
+    run = _import_with_library(tmp_path, str(target))
+    assert run.returncode != 0, f"loaded the bundled copy instead: {run.stdout}"
+    named = "no file" if what == "absent" else "a directory"
+    assert f"ImportError: ufile: UFILE_LIBRARY={target} names {named}" in run.stderr, run.stderr
+    assert _import_with_library(tmp_path / "ok", "").returncode == 0  # unset: the bundled one

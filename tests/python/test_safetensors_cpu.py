@@ -287,3 +287,54 @@ def test_missing_file_and_bad_arguments(tmp_path):
         us.load_file(path, device="tpu")
     with pytest.raises(ValueError):
         us.load(path, framework="np", device="cuda:0")
+
+
+def _tiny(tmp_path):
+    return st_writer.write(str(tmp_path / "t.safetensors"), [("w", "U8", (2,), b"\x01\x02")])
+
+
+def test_cuda_without_usable_cuda_says_why(tmp_path, monkeypatch):
+    path = _tiny(tmp_path)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    why = r"needs CUDA, but torch \S+ (was built without CUDA|sees no usable CUDA device)"
+    for dev in ("cuda", "cuda:0", 0, torch.device("cuda")):
+        with pytest.raises(ValueError, match=why):
+            us.load_file(path, device=dev)
+    with pytest.raises(ValueError, match=why):
+        us.safe_open(path, framework="pt", device="cuda")
+    with pytest.raises(ValueError, match=why):
+        us.load_checkpoint(str(tmp_path), device="cuda:0")
+
+
+def test_cuda_index_past_the_devices(tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    with pytest.raises(ValueError, match=r"'cuda:2': torch sees 2 CUDA devices \(cuda:0 to"):
+        us.load_file(_tiny(tmp_path), device="cuda:2")
+    with pytest.raises(ValueError, match="unsupported device -1"):
+        us.load_file(_tiny(tmp_path), device=-1)
+
+
+def test_a_directory_given_as_a_file_is_named(tmp_path):
+    _tiny(tmp_path)
+    for load in (us.load_file, lambda p: us.safe_open(p, framework="pt")):
+        with pytest.raises(IsADirectoryError) as err:
+            load(tmp_path)
+        assert err.value.filename == str(tmp_path) and str(tmp_path) in str(err.value)
+        assert "load_checkpoint" in str(err.value)
+
+
+@pytest.mark.parametrize("name", ["pt", "torch", "pytorch", "np", "numpy"])
+def test_framework_names_of_the_safetensors_package(tmp_path, name):
+    got = us.load(_tiny(tmp_path), framework=name)["w"]
+    assert isinstance(got, torch.Tensor if name in ("pt", "torch", "pytorch") else np.ndarray)
+    assert bytes(got.tolist()) == b"\x01\x02"
+
+
+@pytest.mark.parametrize("name", ["tf", "tensorflow", "jax", "flax", "mlx", "paddle"])
+def test_other_frameworks_are_refused_by_name(tmp_path, name):
+    known = r" \(a framework of the safetensors package that ufile does not load\)"
+    match = f"unsupported framework '{name}'{known if name != 'paddle' else ''}; " \
+            "torch: pt, torch, pytorch; numpy: np, numpy"
+    with pytest.raises(ValueError, match=match):
+        us.load(_tiny(tmp_path), framework=name)

@@ -10,7 +10,9 @@ tensors cover exactly, without gaps or overlaps. What the package accepts and
 refuses is followed (docs/PYTHON.md lists the differences)."""
 from __future__ import annotations
 
+import errno
 import os
+import stat
 import struct
 from dataclasses import dataclass
 
@@ -203,7 +205,11 @@ def read_header(path: str) -> Header:
     """Reads and validates the header of the safetensors file at ``path``."""
     fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     try:
-        size = os.fstat(fd).st_size
+        st = os.fstat(fd)
+        if stat.S_ISDIR(st.st_mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory, not a .safetensors file "
+                                    "(load_checkpoint reads a checkpoint directory)", path)
+        size = st.st_size
         head = os.pread(fd, 8, 0)
         if len(head) == 8:
             (n,) = struct.unpack("<Q", head)

@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Tensor construction for framework="pt" (torch) and framework="np" (numpy)."""
+"""Tensor construction for framework="pt" (torch) and framework="np" (numpy),
+under the names the safetensors package accepts for them."""
 from __future__ import annotations
 
 from typing import Any
@@ -8,16 +9,41 @@ from ._format import DTYPES, SafetensorError, TensorInfo
 
 
 def normalize_device(device: Any) -> str:
-    """"cpu", "cuda", "cuda:N", an int N or a torch.device -> "cpu" or "cuda:N"."""
+    """"cpu", "cuda", "cuda:N", an int N or a torch.device -> "cpu" or "cuda:N".
+    A CUDA device that torch cannot use here is a ValueError saying why."""
     if isinstance(device, int) and not isinstance(device, bool):
-        return f"cuda:{device}"
-    text = str(device)
-    if text == "cuda":
-        import torch
-        return f"cuda:{torch.cuda.current_device()}"
-    if text == "cpu" or (text.startswith("cuda:") and text[5:].isdigit()):
+        text = f"cuda:{device}" if device >= 0 else repr(device)
+    else:
+        text = str(device)
+    if text == "cpu":
         return text
-    raise ValueError(f"ufile.safetensors: unsupported device {device!r} (cpu, cuda, cuda:N, N)")
+    if text != "cuda" and not (text.startswith("cuda:") and text[5:].isdigit()):
+        raise ValueError(f"ufile.safetensors: unsupported device {device!r} "
+                         "(cpu, cuda, cuda:N, N)")
+    torch = _torch_for(device)
+    if text == "cuda":
+        return f"cuda:{torch.cuda.current_device()}"
+    count = torch.cuda.device_count()
+    if int(text[5:]) >= count:
+        raise ValueError(f"ufile.safetensors: device {device!r}: torch sees {count} CUDA "
+                         f"device{'s' if count != 1 else ''} (cuda:0 to cuda:{count - 1})")
+    return text
+
+
+def _torch_for(device: Any) -> Any:
+    """torch, where it can place tensors on a CUDA device; else ValueError."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise ValueError(f"ufile.safetensors: device {device!r} needs torch with CUDA, "
+                         f"which is not importable: {exc}") from None
+    if not torch.cuda.is_available():
+        why = ("was built without CUDA" if torch.version.cuda is None
+               else "sees no usable CUDA device (no GPU, no driver, or "
+                    "CUDA_VISIBLE_DEVICES hides them)")
+        raise ValueError(f"ufile.safetensors: device {device!r} needs CUDA, but torch "
+                         f"{torch.__version__} {why}; use device='cpu'")
+    return torch
 
 
 class Torch:
@@ -132,9 +158,21 @@ def _empty(make: Any, info: TensorInfo, path: str) -> Any:
                               f"shape {list(info.shape)} ({info.dtype}): {exc}") from None
 
 
+# The names the safetensors package accepts for each framework ufile supports.
+TORCH_NAMES = ("pt", "torch", "pytorch")
+NUMPY_NAMES = ("np", "numpy")
+# The package's other frameworks, which ufile does not load.
+OTHER_NAMES = ("tf", "tensorflow", "jax", "flax", "mlx")
+
+
 def get(framework: str) -> Any:
-    if framework in ("pt", "torch", "pytorch"):
+    """The framework named as the safetensors package names it: "pt", "torch" or
+    "pytorch"; "np" or "numpy"."""
+    if framework in TORCH_NAMES:
         return Torch()
-    if framework in ("np", "numpy"):
+    if framework in NUMPY_NAMES:
         return Numpy()
-    raise ValueError(f"ufile.safetensors: unsupported framework {framework!r} (pt, np)")
+    known = " (a framework of the safetensors package that ufile does not load)" \
+        if framework in OTHER_NAMES else ""
+    raise ValueError(f"ufile.safetensors: unsupported framework {framework!r}{known}; "
+                     f"torch: {', '.join(TORCH_NAMES)}; numpy: {', '.join(NUMPY_NAMES)}")
