@@ -88,7 +88,7 @@ class Group {
     if (op != CUFILE_READ && op != CUFILE_WRITE) return Finish(e, RefuseEntry(p, "opcode", op));
     const auto &b = p.u.batch;
     const IoArgs a{p.fh, b.devPtr_base, b.size, b.file_offset, b.devPtr_offset, op == CUFILE_WRITE};
-    Result<PreparedIo> io = PrepareIo(kSubmit, rt_, a);
+    Result<PreparedIo> io = Prepare(a);
     if (!io.ok()) return Finish(e, io.status());
     if (a.size == 0) return Finish(e, size_t{0});
     Item it;
@@ -96,6 +96,26 @@ class Group {
     it.file = std::move(io->file);
     it.req = io->req;
     items_.push_back(std::move(it));
+  }
+
+  // PrepareIo(kSubmit, rt_, a), with the descriptor check (an fstat) made
+  // once per handle and direction for the group: every entry is checked
+  // before any of the group's I/O starts, so one answer holds for all.
+  Result<PreparedIo> Prepare(const IoArgs &a) {
+    UFILE_RETURN_IF_ERROR(CheckIoArgs(kSubmit, a));
+    Result<std::shared_ptr<FileHandle>> file = LookupHandle(kSubmit, rt_, a.fh);
+    if (!file.ok()) return file.status();
+    UFILE_RETURN_IF_ERROR(CheckOnce(*file, a.write));
+    Result<IoRequest> req = PrepareIo(kSubmit, rt_, **file, a, Access::kChecked);
+    if (!req.ok()) return req.status();
+    return PreparedIo{std::move(*file), *req};
+  }
+
+  Status CheckOnce(const std::shared_ptr<FileHandle> &file, bool write) {
+    for (const Checked &c : checked_)
+      if (c.file == file && c.write == write) return c.status;
+    checked_.push_back(Checked{file, write, CheckAccess(kSubmit, *file, write)});
+    return checked_.back().status;
   }
 
   // Whether it can go to the engine with the group: a plain file, small,
@@ -304,6 +324,12 @@ class Group {
   size_t n_;
   const std::function<bool()> &canceled_;
   std::vector<Item> items_;
+  struct Checked {
+    std::shared_ptr<FileHandle> file;
+    bool write;
+    Status status;
+  };
+  std::vector<Checked> checked_;  // CheckAccess's answers for this group
   StagingLease stage_;
 };
 
