@@ -110,8 +110,10 @@ bool FileHandle::SameFile(const struct stat &st) const {
   return st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-// Two system calls per I/O (fstat, and F_GETFL for writes): small beside the
-// I/O, and what keeps a reused descriptor number from redirecting bytes.
+// Two system calls per request (fstat, and F_GETFL for writes), what keeps a
+// reused descriptor number from redirecting bytes: no cheaper call proves
+// that a number still names the file. Not small beside a page-cache 4 KiB
+// read (docs/BENCHMARKS.md, Other measurements).
 Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
   if (fs_ops_) return Status::Ok();
   SysOps &sys = SysOps::Current();
