@@ -9,6 +9,7 @@
 
 #include "base/log.h"
 #include "base/raw_enum.h"
+#include "core/chunk_io.h"
 #include "core/io_request.h"
 #include "core/runtime.h"
 #include "core/transfer.h"
@@ -57,6 +58,7 @@ struct Item {
   IoRequest req;
   bool fast = false;      // goes to the engine with the group
   bool staged = false;    // device memory: through its staging slot
+  bool cache_first = false;  // an O_DIRECT read: the page cache first (PreferCache)
   size_t stage_off = 0;   // the slot, from the staging buffer's start
   CUcontext ctx = nullptr;
   EngineOp op;
@@ -86,7 +88,7 @@ class Group {
     if (op != CUFILE_READ && op != CUFILE_WRITE) return Finish(e, RefuseEntry(p, "opcode", op));
     const auto &b = p.u.batch;
     const IoArgs a{p.fh, b.devPtr_base, b.size, b.file_offset, b.devPtr_offset, op == CUFILE_WRITE};
-    Result<PreparedIo> io = PrepareIo(kSubmit, rt_, a);
+    Result<PreparedIo> io = Prepare(a);
     if (!io.ok()) return Finish(e, io.status());
     if (a.size == 0) return Finish(e, size_t{0});
     Item it;
@@ -94,6 +96,26 @@ class Group {
     it.file = std::move(io->file);
     it.req = io->req;
     items_.push_back(std::move(it));
+  }
+
+  // PrepareIo(kSubmit, rt_, a), with the descriptor check (an fstat) made
+  // once per handle and direction for the group: every entry is checked
+  // before any of the group's I/O starts, so one answer holds for all.
+  Result<PreparedIo> Prepare(const IoArgs &a) {
+    UFILE_RETURN_IF_ERROR(CheckIoArgs(kSubmit, a));
+    Result<std::shared_ptr<FileHandle>> file = LookupHandle(kSubmit, rt_, a.fh);
+    if (!file.ok()) return file.status();
+    UFILE_RETURN_IF_ERROR(CheckOnce(*file, a.write));
+    Result<IoRequest> req = PrepareIo(kSubmit, rt_, **file, a, Access::kChecked);
+    if (!req.ok()) return req.status();
+    return PreparedIo{std::move(*file), *req};
+  }
+
+  Status CheckOnce(const std::shared_ptr<FileHandle> &file, bool write) {
+    for (const Checked &c : checked_)
+      if (c.file == file && c.write == write) return c.status;
+    checked_.push_back(Checked{file, write, CheckAccess(kSubmit, *file, write)});
+    return checked_.back().status;
   }
 
   // Whether it can go to the engine with the group: a plain file, small,
@@ -132,11 +154,12 @@ class Group {
       }
       it.fast = true;
       it.op.write = it.req.write;
-      it.op.fd = f.fd();  // aligned O_DIRECT entries only: no buffered descriptor needed
+      it.op.fd = f.fd();  // O_DIRECT: aligned entries only (PreferCache may read buffered)
       it.op.len = it.req.size;
       it.op.off = it.req.file_off;
       it.op.align = f.direct() ? f.align() : 1;
       it.op.buf = it.req.mem;  // staged ones point into the lease below
+      PreferCache(it);
     }
     if (staged == 0) return true;
     Result<StagingLease> lease = rt_.staging().Lease(kPage + staged_bytes);
@@ -152,6 +175,54 @@ class Group {
         it.op.fixed = stage_.fixed();
       }
     return true;
+  }
+
+  // An O_DIRECT read takes what the page cache holds first, as a direct
+  // chunk with cache_first does (core/chunk_io.h): when its first page is
+  // resident, through the buffered descriptor with RWF_NOWAIT; DirectRest
+  // reads the rest through O_DIRECT.
+  void PreferCache(Item &it) {
+    FileHandle &f = *it.file;
+    if (it.req.write || !f.direct() || !rt_.config().page_cache_reads) return;
+    it.cache_first = true;
+    const int bfd = CachedReadFd(f, it.req.file_off);
+    if (bfd < 0) return;
+    it.op.fd = bfd;
+    it.op.align = 1;
+    it.op.nowait = true;
+  }
+
+  // After ops[0, n) ran (who[j] ran ops[j]): the reads the page cache did
+  // not wholly give go on through O_DIRECT from the last aligned byte it
+  // gave, all together.
+  void DirectRest(EngineOp *ops, Item *const *who, size_t n) {
+    std::vector<EngineOp> rest;
+    std::vector<size_t> from;  // rest[i] continues ops[from[i]]
+    for (size_t j = 0; j < n; ++j) {
+      if (!who[j]->cache_first) continue;
+      const EngineOp &op = ops[j];
+      const size_t got = op.nowait && op.result.ok() ? op.result.value() : 0;
+      CountPageCacheRead(got, got < op.len);
+      if (!op.nowait || got == op.len) continue;
+      const FileHandle &f = *who[j]->file;
+      const size_t keep = got / f.align() * f.align();
+      EngineOp r = op;
+      r.nowait = false;
+      r.fd = f.fd();
+      r.align = f.align();
+      r.buf += keep;
+      r.len -= keep;
+      r.off += static_cast<off_t>(keep);
+      rest.push_back(r);
+      from.push_back(j);
+    }
+    if (rest.empty()) return;
+    rt_.engine().RunMany(rest.data(), rest.size());
+    for (size_t i = 0; i < rest.size(); ++i) {
+      EngineOp &op = ops[from[i]];
+      const size_t keep = op.len - rest[i].len;
+      op.result = rest[i].result.ok() ? Result<size_t>(keep + *rest[i].result) : rest[i].result;
+    }
   }
 
   void RunFast() {
@@ -173,6 +244,7 @@ class Group {
       const size_t k = std::min(step, ops.size() - i);
       for (size_t j = i; j < i + k; ++j) trace::IoStart(ops[j].write, ops[j].fd, ops[j].off, ops[j].len);
       engine.RunMany(&ops[i], k);
+      DirectRest(&ops[i], &who[i], k);
       for (size_t j = i; j < i + k; ++j) {
         const EngineOp &op = ops[j];
         Item &it = *who[j];
@@ -252,6 +324,12 @@ class Group {
   size_t n_;
   const std::function<bool()> &canceled_;
   std::vector<Item> items_;
+  struct Checked {
+    std::shared_ptr<FileHandle> file;
+    bool write;
+    Status status;
+  };
+  std::vector<Checked> checked_;  // CheckAccess's answers for this group
   StagingLease stage_;
 };
 

@@ -10,6 +10,10 @@
 //     through its staging slot;
 //   - device-memory reads: one GPU gather from the staging slots to the
 //     users' buffers.
+// Reads of O_DIRECT files take what the page cache holds first, as
+// cuFileRead does (core/chunk_io.h): an entry whose first page is resident
+// is read with RWF_NOWAIT through the buffered descriptor, its rest through
+// O_DIRECT.
 // Large entries, user-space file systems and O_DIRECT entries that are not
 // block-aligned run through RunIo one by one, as cuFileRead would run them.
 // Thread-safety: RunGroup may run on any number of threads at once.

@@ -103,6 +103,17 @@ bool LooksResident(FileHandle &file, off_t off, size_t len) {
   return true;
 }
 
+int CachedReadFd(FileHandle &file, off_t off) {
+  if (file.is_fs_ops()) return -1;
+  Result<int> bfd = file.BufferedFd();
+  return bfd.ok() && PageResident(*bfd, off) ? *bfd : -1;
+}
+
+void CountPageCacheRead(size_t cached, bool fell_back) {
+  if (cached > 0) g_cached_bytes.fetch_add(cached, std::memory_order_relaxed);
+  if (fell_back) g_direct_fallbacks.fetch_add(1, std::memory_order_relaxed);
+}
+
 PageCacheReadCounts PageCacheReads() {
   return {g_cached_bytes.load(std::memory_order_relaxed),
           g_direct_fallbacks.load(std::memory_order_relaxed)};

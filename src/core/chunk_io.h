@@ -35,6 +35,15 @@ struct PageCacheReadCounts {
 };
 PageCacheReadCounts PageCacheReads();
 
+// The check a direct chunk with cache_first makes, for reads that move
+// elsewhere (async/batch_group.h): the buffered descriptor to read
+// [off, ...) from the page cache through (RWF_NOWAIT), or -1 when the page
+// at off is not resident or there is no buffered descriptor.
+int CachedReadFd(FileHandle &file, off_t off);
+// Counts such a read in PageCacheReads: cached bytes taken from the cache,
+// fell_back when the rest then went through O_DIRECT.
+void CountPageCacheRead(size_t cached, bool fell_back);
+
 Result<size_t> WriteChunk(Engine &engine, FileHandle &file, const Chunk &c, const void *src,
                           int fixed);
 

@@ -28,11 +28,12 @@ Result<std::shared_ptr<FileHandle>> Refuse(CUfileOpError op, const char *why, in
 }  // namespace
 
 FileHandle::~FileHandle() {
+  const int bfd = buffered_fd_.load(std::memory_order_acquire);
   // Before the descriptors close: no io_uring ring may keep them.
   RingRegistry::Get().WithdrawFile(fd_, fd_published_);
-  if (buffered_fd_ != fd_) RingRegistry::Get().WithdrawFile(buffered_fd_, buffered_published_);
+  if (bfd != fd_) RingRegistry::Get().WithdrawFile(bfd, buffered_published_);
   if (owns_fd_) SysOps::Current().Close(fd_);
-  if (buffered_fd_ >= 0 && buffered_fd_ != user_fd_) SysOps::Current().Close(buffered_fd_);
+  if (bfd >= 0 && bfd != user_fd_) SysOps::Current().Close(bfd);
 }
 
 // Reopens the caller's buffered descriptor with O_DIRECT for ufile's I/O;
@@ -100,7 +101,7 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   const int acc = flags & O_ACCMODE;
   h->readable_ = acc == O_RDONLY || acc == O_RDWR;
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
-  if (!h->direct_) h->buffered_fd_ = fd;
+  if (!h->direct_) h->buffered_fd_.store(fd, std::memory_order_relaxed);
   if (force_direct && !h->direct_) h->ForceDirect();
   return h;
 }
@@ -109,8 +110,10 @@ bool FileHandle::SameFile(const struct stat &st) const {
   return st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-// Two system calls per I/O (fstat, and F_GETFL for writes): small beside the
-// I/O, and what keeps a reused descriptor number from redirecting bytes.
+// Two system calls per request (fstat, and F_GETFL for writes), what keeps a
+// reused descriptor number from redirecting bytes: no cheaper call proves
+// that a number still names the file. Not small beside a page-cache 4 KiB
+// read (docs/BENCHMARKS.md, Other measurements).
 Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
   if (fs_ops_) return Status::Ok();
   SysOps &sys = SysOps::Current();
@@ -138,9 +141,18 @@ Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
   return Status::Ok();
 }
 
+// Every chunk of an O_DIRECT read asks (the page-cache probe): the open
+// descriptor is read without the mutex, which only the opening takes.
 Result<int> FileHandle::BufferedFd() {
+  const int ready = buffered_fd_.load(std::memory_order_acquire);
+  if (ready >= 0) return ready;
   std::lock_guard<std::mutex> lock(buffered_mu_);
-  if (buffered_fd_ >= 0) return buffered_fd_;
+  const int opened = buffered_fd_.load(std::memory_order_relaxed);  // by another thread
+  if (opened >= 0) return opened;
+  return OpenBufferedFd();
+}
+
+Result<int> FileHandle::OpenBufferedFd() {
   // Reopen the same file through its /proc link, same access mode, no O_DIRECT.
   const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
   const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
@@ -159,8 +171,8 @@ Result<int> FileHandle::BufferedFd() {
     SysOps::Current().Close(bfd);
     return Status::Errno(EBADF);
   }
-  buffered_fd_ = bfd;
   buffered_published_ = RingRegistry::Get().PublishFile(bfd);
+  buffered_fd_.store(bfd, std::memory_order_release);
   return bfd;
 }
 

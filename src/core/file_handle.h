@@ -9,13 +9,16 @@
 // one), as if the caller had opened it so; where the file system refuses
 // O_DIRECT the handle stays buffered.
 // Thread-safety: FileHandle is immutable after Register except for the
-// lazily opened buffered descriptor (guarded); HandleTable is thread-safe.
+// lazily opened buffered descriptor (opened under a mutex, published through
+// an atomic: once open, BufferedFd takes no lock); HandleTable is
+// thread-safe.
 #pragma once
 
 #include <cufile.h>
 
 #include <sys/stat.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -56,7 +59,7 @@ class FileHandle {
 
   // A descriptor of the same file without O_DIRECT, for the unaligned edges
   // of O_DIRECT requests (opened once, on first need). For a descriptor
-  // without O_DIRECT, fd() itself.
+  // without O_DIRECT, fd() itself. Lock-free once the descriptor is open.
   Result<int> BufferedFd();
 
   // Validates descr and builds a handle (no registration); force_direct:
@@ -67,6 +70,7 @@ class FileHandle {
  private:
   FileHandle() = default;
   void ForceDirect();
+  Result<int> OpenBufferedFd();  // with buffered_mu_ held
   int fd_ = -1;
   int user_fd_ = -1;
   bool owns_fd_ = false;  // fd_ is ufile's O_DIRECT reopening
@@ -79,12 +83,12 @@ class FileHandle {
   size_t align_ = 4096;
   const CUfileFSOps_t *fs_ops_ = nullptr;
   void *user_handle_ = nullptr;
-  std::mutex buffered_mu_;
-  int buffered_fd_ = -1;  // guarded by buffered_mu_
+  std::mutex buffered_mu_;  // serialises the opening
+  std::atomic<int> buffered_fd_{-1};  // stored once, after buffered_published_
   // Generations of fd_'s and buffered_fd_'s publication as registered files
   // (engine/ring_registry.h); 0: not published.
   uint32_t fd_published_ = 0;        // set by HandleTable::Register
-  uint32_t buffered_published_ = 0;  // guarded by buffered_mu_
+  uint32_t buffered_published_ = 0;  // written before buffered_fd_ is stored
 };
 
 class HandleTable {

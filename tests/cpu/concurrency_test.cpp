@@ -4,7 +4,8 @@
 // and O_DIRECT, on the io_uring and the POSIX engine, repeated; and many
 // threads registering and deregistering
 // handles and buffers at once, including races for the same descriptor and
-// overlapping memory (exactly one winner).
+// overlapping memory (exactly one winner); and threads racing for an O_DIRECT
+// handle's buffered descriptor (opened once).
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "support/test_util.h"
+#include "sys/sys_ops.h"
 
 namespace ufile::test {
 namespace {
@@ -212,6 +214,44 @@ TEST_F(Registration, StagingPoolOfOneBufferServesManyThreads) {
     std::memmove(want.data() + t * kRegion, data.data() + t * kRegion + 4096, kRegion - 4096);
   EXPECT_TRUE(ReadWholeFile(dir_.File("f")) == want);
   cuFileHandleDeregister(fh);
+  ::close(fd);
+}
+
+// Counts the buffered descriptors opened for O_DIRECT handles.
+class CountReopens : public SysOps {
+ public:
+  std::atomic<int> opens{0};
+  int Open(const char *path, int flags, mode_t mode) override {
+    if (std::strncmp(path, "/proc/self/fd/", 14) == 0) ++opens;
+    return SysOps::Open(path, flags, mode);
+  }
+};
+
+TEST_F(Registration, ThreadsRacingForTheBufferedDescriptorOpenItOnce) {
+  if (!DirectIoSupported(dir_.path())) GTEST_SKIP() << "O_DIRECT is not supported";
+  constexpr int kThreads = 8;
+  constexpr size_t kLen = 1000;  // unaligned: the buffered descriptor reads it
+  const std::vector<uint8_t> data = RandomBytes(kThreads * 4096, 9);
+  WriteWholeFile(dir_.File("f"), data);
+  const int fd = ::open(dir_.File("f").c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0);
+  CountReopens count;
+  ScopedSysOps scope(&count);
+  for (int rep = 0; rep < 20; ++rep) {
+    CUfileHandle_t fh = nullptr;
+    ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+    const int before = count.opens.load();
+    std::atomic<int> bad{0};
+    OnThreads(kThreads, [&](int t) {
+      std::vector<uint8_t> buf(kLen);
+      const off_t off = static_cast<off_t>(t * 4096 + 7);
+      if (cuFileRead(fh, buf.data(), kLen, off, 0) != static_cast<ssize_t>(kLen)) ++bad;
+      if (std::memcmp(buf.data(), data.data() + off, kLen) != 0) ++bad;
+    });
+    cuFileHandleDeregister(fh);
+    ASSERT_EQ(bad.load(), 0) << "rep " << rep;
+    ASSERT_EQ(count.opens.load() - before, 1) << "rep " << rep;
+  }
   ::close(fd);
 }
 

@@ -4,13 +4,15 @@
 // *bytes_p, the live setters' ranges being the parameter API's, and a
 // registered descriptor that changes behind the handle (O_APPEND set with
 // fcntl, or closed and its number reused by another file): refused, never
-// a byte written into another file; host memory refused where
+// a byte written into another file, in batches too (checked once per handle
+// and direction for a group of entries); host memory refused where
 // properties.allow_system_memory is false.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include <vector>
 
 #include "support/test_util.h"
+#include "sys/sys_ops.h"
 
 namespace ufile::test {
 namespace {
@@ -244,8 +247,137 @@ TEST_P(ReusedDescriptor, OldHandleNeverReachesTheNewFile) {
   std::free(mem);
 }
 
+// ---- the same checks for batch entries -------------------------------------
+
+CUfileIOParams_t Entry(CUfileHandle_t fh, bool write, void *buf, off_t off, size_t len) {
+  CUfileIOParams_t p{};
+  p.mode = CUFILE_BATCH;
+  p.opcode = write ? CUFILE_WRITE : CUFILE_READ;
+  p.fh = fh;
+  p.u.batch.devPtr_base = buf;
+  p.u.batch.size = len;
+  p.u.batch.file_offset = off;
+  return p;
+}
+
+// Submits entries (cookie i + 1 for entry i) and returns their events in order.
+std::vector<CUfileIOEvents_t> RunBatch(std::vector<CUfileIOParams_t> entries) {
+  const auto n = static_cast<unsigned>(entries.size());
+  for (unsigned i = 0; i < n; ++i) entries[i].cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
+  CUfileBatchHandle_t batch = nullptr;
+  EXPECT_EQ(cuFileBatchIOSetUp(&batch, n).err, CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileBatchIOSubmit(batch, n, entries.data(), 0).err, CU_FILE_SUCCESS);
+  std::vector<CUfileIOEvents_t> got(n), ev(n);
+  for (unsigned done = 0; done < n;) {
+    unsigned nr = n - done;
+    EXPECT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data(), nullptr).err, CU_FILE_SUCCESS);
+    for (unsigned i = 0; i < nr; ++i) got[reinterpret_cast<uintptr_t>(ev[i].cookie) - 1] = ev[i];
+    done += nr;
+  }
+  cuFileBatchIODestroy(batch);
+  return got;
+}
+
+// The old handle's entries fail, the new file's handle's entries in the same
+// batch run: the group's one check per handle is its own handle's.
+TEST_P(ReusedDescriptor, BatchEntriesOfTheOldHandleAreRefused) {
+  const bool direct = GetParam();
+  if (direct && !DirectIoSupported(dir_.path()))
+    GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
+  const std::vector<uint8_t> a = RandomBytes(65536, 7), b = RandomBytes(65536, 8);
+  WriteWholeFile(dir_.File("a"), a);
+  WriteWholeFile(dir_.File("b"), b);
+  const int flags = O_RDWR | (direct ? O_DIRECT : 0);
+  const int fd = ::open(dir_.File("a").c_str(), flags);
+  ASSERT_GE(fd, 0);
+  CUfileHandle_t old = nullptr, fresh = nullptr;
+  ASSERT_EQ(Register(fd, &old), CU_FILE_SUCCESS);
+  ::close(fd);
+  const int fd2 = ::open(dir_.File("b").c_str(), flags);
+  ASSERT_EQ(fd2, fd) << "the lowest free number is reused";
+  fds_.push_back(fd2);
+  ASSERT_EQ(Register(fd2, &fresh), CU_FILE_SUCCESS);
+  void *mem = nullptr;
+  ASSERT_EQ(::posix_memalign(&mem, 4096, 16 * 4096), 0);
+  std::memset(mem, 0x5a, 16 * 4096);
+  auto *buf = static_cast<char *>(mem);
+  std::vector<CUfileIOParams_t> entries;
+  for (int i = 0; i < 8; ++i) {
+    const bool write = i % 2 == 0;
+    entries.push_back(Entry(old, write, buf + i * 4096, i * 4096, 4096));
+    entries.push_back(Entry(fresh, write, buf + (8 + i) * 4096, (8 + i) * 4096, 4096));
+  }
+  const std::vector<CUfileIOEvents_t> ev = RunBatch(entries);
+  std::vector<uint8_t> b2 = b;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    if (entries[i].fh == old) {
+      EXPECT_EQ(ev[i].status, CUFILE_FAILED) << "entry " << i;
+      continue;
+    }
+    EXPECT_EQ(ev[i].status, CUFILE_COMPLETE) << "entry " << i;
+    EXPECT_EQ(ev[i].ret, 4096u) << "entry " << i;
+    if (entries[i].opcode == CUFILE_WRITE)
+      std::memset(b2.data() + entries[i].u.batch.file_offset, 0x5a, 4096);
+  }
+  EXPECT_EQ(ReadWholeFile(dir_.File("a")), a);
+  EXPECT_EQ(ReadWholeFile(dir_.File("b")), b2);
+  cuFileHandleDeregister(old);
+  cuFileHandleDeregister(fresh);
+  std::free(mem);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ReusedDescriptor, ::testing::Bool(),
                          [](const auto &i) { return i.param ? "ODirect" : "Buffered"; });
+
+// Counts fstat calls on one descriptor.
+class CountFstat : public SysOps {
+ public:
+  int fd = -1;
+  std::atomic<int> calls{0};
+  int Fstat(int f, struct stat *st) override {
+    if (f == fd) ++calls;
+    return SysOps::Fstat(f, st);
+  }
+};
+
+// O_APPEND refuses the writes of a batch and not its reads; the descriptor
+// is checked once per handle and direction for each group of entries, not
+// once per entry.
+TEST_F(Contract, BatchChecksTheDescriptorOncePerGroupAndDirection) {
+  constexpr int kEntries = 32;
+  const std::vector<uint8_t> data = RandomBytes(kEntries * 4096, 9);
+  WriteWholeFile(dir_.File("f"), data);
+  const int fd = Open("f", O_RDWR);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  std::vector<char> mem(kEntries * 4096, 0x11);
+  std::vector<CUfileIOParams_t> reads, mixed;
+  for (int i = 0; i < kEntries; ++i) {
+    reads.push_back(Entry(fh, false, mem.data() + i * 4096, i * 4096, 4096));
+    mixed.push_back(Entry(fh, i % 2 == 0, mem.data() + i * 4096, i * 4096, 4096));
+  }
+  CountFstat count;
+  count.fd = fd;
+  {
+    ScopedSysOps scope(&count);
+    for (const CUfileIOEvents_t &e : RunBatch(reads)) EXPECT_EQ(e.ret, 4096u);
+  }
+  EXPECT_EQ(std::memcmp(mem.data(), data.data(), data.size()), 0);
+  EXPECT_GE(count.calls.load(), 1);
+  EXPECT_LE(count.calls.load(), kEntries / 4) << "one check per group, not per entry";
+  ASSERT_EQ(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_APPEND), 0);
+  const std::vector<CUfileIOEvents_t> ev = RunBatch(mixed);
+  for (int i = 0; i < kEntries; ++i) {
+    if (i % 2 == 0) {
+      EXPECT_EQ(ev[i].status, CUFILE_FAILED) << "write " << i;
+    } else {
+      EXPECT_EQ(ev[i].status, CUFILE_COMPLETE) << "read " << i;
+      EXPECT_EQ(ev[i].ret, 4096u) << "read " << i;
+    }
+  }
+  EXPECT_EQ(ReadWholeFile(dir_.File("f")), data) << "no write reached the file";
+  cuFileHandleDeregister(fh);
+}
 
 }  // namespace
 }  // namespace ufile::test

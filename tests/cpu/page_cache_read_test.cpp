@@ -4,7 +4,8 @@
 // a hot file comes from the cache, a cold one goes to the disk without
 // filling the cache, a partly resident one mixes both, faults injected into
 // the RWF_NOWAIT read (EAGAIN, short) fall back, and every byte is right.
-// Both engines; the key and its environment override turn it off.
+// Both engines; the key and its environment override turn it off. Small
+// batch entries, which run grouped, take the page cache the same way.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -107,6 +108,43 @@ class CachedDirectReads : public ::testing::TestWithParam<bool> {
     ASSERT_EQ(std::memcmp(buf_, data_.data() + off, len), 0) << "bytes differ";
   }
 
+  // Reads kEntries grouped batch entries of kEntry bytes, kStride apart
+  // from off (block-aligned: the group's O_DIRECT path); checks every byte.
+  static constexpr unsigned kEntries = 16;
+  static constexpr size_t kEntry = 64 << 10, kStride = 512 << 10;
+  void BatchReadAndCheck(off_t off) {
+    CUfileBatchHandle_t batch = nullptr;
+    ASSERT_EQ(cuFileBatchIOSetUp(&batch, kEntries).err, CU_FILE_SUCCESS);
+    std::vector<CUfileIOParams_t> p(kEntries);
+    for (unsigned i = 0; i < kEntries; ++i) {
+      p[i].mode = CUFILE_BATCH;
+      p[i].opcode = CUFILE_READ;
+      p[i].fh = fh_;
+      p[i].u.batch.devPtr_base = buf_;
+      p[i].u.batch.size = kEntry;
+      p[i].u.batch.file_offset = off + static_cast<off_t>(i * kStride);
+      p[i].u.batch.devPtr_offset = static_cast<off_t>(i * kEntry);
+      p[i].cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
+    }
+    std::memset(buf_, 0x5A, kEntries * kEntry);
+    ASSERT_EQ(cuFileBatchIOSubmit(batch, kEntries, p.data(), 0).err, CU_FILE_SUCCESS);
+    std::vector<CUfileIOEvents_t> ev(kEntries);
+    for (unsigned got = 0; got < kEntries;) {
+      unsigned nr = kEntries - got;
+      ASSERT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data() + got, nullptr).err,
+                CU_FILE_SUCCESS);
+      got += nr;
+    }
+    cuFileBatchIODestroy(batch);
+    for (const CUfileIOEvents_t &e : ev) {
+      ASSERT_EQ(e.status, CUFILE_COMPLETE);
+      ASSERT_EQ(e.ret, kEntry);
+    }
+    for (unsigned i = 0; i < kEntries; ++i)
+      ASSERT_EQ(std::memcmp(buf_ + i * kEntry, data_.data() + off + i * kStride, kEntry), 0)
+          << "entry " << i << ": bytes differ";
+  }
+
   TempDir dir_;
   std::string path_ = dir_.File("f");
   std::vector<uint8_t> data_;
@@ -178,6 +216,29 @@ TEST_P(CachedDirectReads, TheEnvironmentTurnsItOff) {
   EXPECT_EQ(PageCacheReads().cached_bytes, before.cached_bytes);
 }
 
+TEST_P(CachedDirectReads, GroupedBatchEntriesOfAHotFileComeFromThePageCache) {
+  Warm(path_, 0, kSize);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  BatchReadAndCheck(0);
+  BatchReadAndCheck(4096);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_EQ(after.cached_bytes - before.cached_bytes, 2 * kEntries * kEntry);
+  EXPECT_EQ(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(CachedDirectReads, GroupedBatchEntriesOfAColdFileGoToTheDiskAndStayCold) {
+  Evict(path_, 0, kSize);
+  if (ResidentPages(path_, kSize) != 0) GTEST_SKIP() << "this file system keeps the pages";
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  BatchReadAndCheck(0);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);
+  EXPECT_EQ(after.direct_fallbacks - before.direct_fallbacks, kEntries);
+  EXPECT_EQ(ResidentPages(path_, kSize), 0u) << "no readahead into the page cache";
+}
+
 INSTANTIATE_TEST_SUITE_P(Engines, CachedDirectReads, ::testing::Bool(),
                          [](const auto &p) { return p.param ? "uring" : "posix"; });
 
@@ -210,6 +271,25 @@ TEST_P(PageCacheReadFaults, ShortReadsGoOnFromTheLastAlignedByte) {
   const PageCacheReadCounts after = PageCacheReads();
   EXPECT_GT(after.cached_bytes, before.cached_bytes);
   EXPECT_GT(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+TEST_P(PageCacheReadFaults, GroupedBatchEntriesGoOnThroughODirect) {
+  Warm(path_, 0, kSize);
+  NowaitFaults faults;
+  faults.short_bytes = 5000;  // every entry: 4096 bytes from the cache, the rest O_DIRECT
+  ScopedSysOps scope(&faults);
+  OpenDirect();
+  PageCacheReadCounts before = PageCacheReads();
+  BatchReadAndCheck(8192);
+  PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GT(after.cached_bytes, before.cached_bytes);
+  EXPECT_EQ(after.direct_fallbacks - before.direct_fallbacks, kEntries);
+  faults.eagain_calls = 1 << 30;  // nothing from the cache
+  before = after;
+  BatchReadAndCheck(0);
+  after = PageCacheReads();
+  EXPECT_EQ(after.cached_bytes, before.cached_bytes);
+  EXPECT_EQ(after.direct_fallbacks - before.direct_fallbacks, kEntries);
 }
 
 TEST_P(PageCacheReadFaults, WithoutCachestatTheNowaitReadDecides) {

@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 // cuFileBatchIO* with device buffers: reads into and writes from GPU memory,
-// at any size and alignment, mixed in one submission, checked byte for byte.
+// at any size and alignment, mixed in one submission, checked byte for byte;
+// grouped reads of a hot O_DIRECT file taken from the page cache through
+// the staging slots.
 #include <cufile.h>
+#include <fcntl.h>
 #include <gtest/gtest.h>
 
 #include <map>
 
+#include "core/chunk_io.h"
 #include "gpu/stream_fixture.h"
 
 namespace ufile::test {
@@ -62,6 +66,51 @@ TEST_F(BatchGpu, ReadsAndWritesWithDeviceBuffers) {
     else
       EXPECT_EQ(0, memcmp(written.data() + foff, src.data() + boff, n)) << "write " << i;
   }
+}
+
+TEST_F(BatchGpu, GroupedReadsOfAHotODirectFileComeFromThePageCache) {
+  if (!DirectIoSupported(dir_.path())) GTEST_SKIP() << "O_DIRECT is not supported here";
+  constexpr unsigned kN = 32;
+  constexpr size_t kEntry = 16 << 10;  // 32 x 16 KiB: within one group's staging
+  const int fd = open(dir_.File("data").c_str(), O_RDONLY | O_DIRECT);  // written: hot
+  ASSERT_GE(fd, 0);
+  fds_.push_back(fd);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
+  handles_.push_back(fh);
+  std::vector<CUfileIOParams_t> p(kN);
+  for (unsigned i = 0; i < kN; ++i) {
+    CUfileIOParams_t &e = p[i];
+    e.mode = CUFILE_BATCH;
+    e.opcode = CUFILE_READ;
+    e.fh = fh;
+    e.u.batch.devPtr_base = reinterpret_cast<void *>(dev_);
+    e.u.batch.devPtr_offset = static_cast<off_t>(i * kEntry);
+    e.u.batch.file_offset = static_cast<off_t>(i * 3 * kEntry);
+    e.u.batch.size = kEntry;
+    e.cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
+  }
+  const PageCacheReadCounts before = PageCacheReads();
+  CUfileBatchHandle_t batch = nullptr;
+  ASSERT_EQ(cuFileBatchIOSetUp(&batch, kN).err, CU_FILE_SUCCESS);
+  ASSERT_EQ(cuFileBatchIOSubmit(batch, kN, p.data(), 0).err, CU_FILE_SUCCESS);
+  std::vector<CUfileIOEvents_t> ev(kN);
+  for (unsigned got = 0; got < kN;) {
+    unsigned nr = kN - got;
+    ASSERT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data() + got, nullptr).err,
+              CU_FILE_SUCCESS);
+    got += nr;
+  }
+  cuFileBatchIODestroy(batch);
+  for (const CUfileIOEvents_t &e : ev) {
+    ASSERT_EQ(e.status, CUFILE_COMPLETE);
+    ASSERT_EQ(e.ret, kEntry);
+  }
+  for (unsigned i = 0; i < kN; ++i)
+    EXPECT_TRUE(DeviceHoldsFile(i * kEntry, i * 3 * kEntry, kEntry)) << "entry " << i;
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_EQ(after.cached_bytes - before.cached_bytes, kN * kEntry);
+  EXPECT_EQ(after.direct_fallbacks, before.direct_fallbacks);
 }
 
 }  // namespace
