@@ -1,0 +1,143 @@
+// SPDX-License-Identifier: Apache-2.0
+// graph500-bfs: Graph500's BFS benchmark over a graph file from
+// graph500-gen. For each search mode, the searches from the same sampled
+// roots, each tree validated by the specification's rules, then the
+// specification's output block (TEPS over the searches: harmonic mean,
+// quartiles) with the bytes read and the CPU cores used (CPU time / wall
+// time of the searches alone).
+//
+//   graph500-bfs -f FILE [-m MODES] [-n ROOTS] [-t THREADS] [--seed N]
+//                [--cold] [--no-validate]
+//
+// MODES, comma-separated: host (CPU over the mapped file, the page cache),
+// host-do (the same, direction-optimizing), file (host-driven cuFileRead of
+// neighbour lists). --cold drops the file's pages before each search.
+// Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bfs_file.h"
+#include "bfs_host.h"
+#include "cli.h"
+#include "stats.h"
+#include "validate.h"
+
+namespace {
+
+struct Args {
+  std::string file;
+  std::vector<std::string> modes{"host", "file"};
+  uint64_t roots = 64, seed = 2, threads = 0;
+  bool cold = false, validate = true;
+};
+
+int Usage(const std::string &why) {
+  std::fprintf(stderr,
+               "graph500-bfs: %s\n"
+               "usage: graph500-bfs -f FILE [-m host,host-do,file] [-n ROOTS(1..1024, 64)]"
+               " [-t THREADS(0: all)] [--seed N] [--cold] [--no-validate]\n",
+               why.c_str());
+  return 2;
+}
+
+bool Parse(int argc, char **argv, Args *a, std::string *why) {
+  for (int i = 1; i < argc; i++) {
+    const std::string k = argv[i];
+    if (k == "--cold") { a->cold = true; continue; }
+    if (k == "--no-validate") { a->validate = false; continue; }
+    if (i + 1 >= argc) return *why = k + " needs a value", false;
+    const std::string v = argv[++i];
+    bool ok = true;
+    if (k == "-f") a->file = v;
+    else if (k == "-n") ok = g500::ParseU64(v, 1, 1024, &a->roots);
+    else if (k == "-t") ok = g500::ParseU64(v, 0, 4096, &a->threads);
+    else if (k == "--seed") ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
+    else if (k == "-m") {
+      a->modes.clear();
+      std::stringstream ss(v);
+      for (std::string m; std::getline(ss, m, ',');) {
+        ok = ok && (m == "host" || m == "host-do" || m == "file");
+        a->modes.push_back(m);
+      }
+    } else ok = false;
+    if (!ok) return *why = "bad option " + k + " " + v, false;
+  }
+  if (a->file.empty()) return *why = "-f is required", false;
+  return true;
+}
+
+// One search in the given mode; error text on failure.
+g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
+                    const g500::GraphFile &f, uint64_t root, std::vector<int64_t> *parent,
+                    g500::FileBfsStats *st) {
+  const auto threads = static_cast<unsigned>(a.threads);
+  if (mode == "file") return g500::FileBfs(f, root, {.threads = threads}, parent, st);
+  g500::HostBfs(g, root, {.threads = threads, .direction_optimizing = mode == "host-do"}, parent);
+  return g500::Status::Ok();
+}
+
+int RunMode(const std::string &mode, const Args &a, const g500::Csr &g,
+            const g500::GraphFile &f, const std::vector<uint64_t> &roots) {
+  std::vector<g500::RunRecord> runs;
+  std::vector<int64_t> parent;
+  g500::FileBfsStats st;
+  double wall = 0, cpu = 0;
+  for (uint64_t root : roots) {
+    if (a.cold) posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    const double c0 = g500::CpuSeconds(), t0 = g500::Now();
+    const g500::Status s = Search(mode, a, g, f, root, &parent, &st);
+    const double t1 = g500::Now();
+    cpu += g500::CpuSeconds() - c0;
+    wall += t1 - t0;
+    if (!s.ok()) {
+      std::fprintf(stderr, "graph500-bfs: %s from %llu: %s\n", mode.c_str(),
+                   static_cast<unsigned long long>(root), s.msg.c_str());
+      return 1;
+    }
+    g500::Validation v;
+    if (a.validate) v = g500::ValidateBfs(g, root, parent, static_cast<unsigned>(a.threads));
+    if (!v.ok()) {
+      std::fprintf(stderr, "graph500-bfs: %s from %llu: invalid tree (%s): %s\n", mode.c_str(),
+                   static_cast<unsigned long long>(root), g500::BfsErrorName(v.error),
+                   v.msg.c_str());
+      return 1;
+    }
+    runs.push_back({t1 - t0, v.nedge});
+  }
+  const std::string p = mode + ": ";
+  std::printf("%smode: %s%s\n", p.c_str(), mode.c_str(), a.cold ? " (cold page cache)" : "");
+  g500::PrintGraph500(stdout, p, g.header(), 0, runs);
+  std::printf("%sbytes_read: %llu\n%sreads: %llu\n%scpu_cores: %.2f\n%svalidation: %s\n",
+              p.c_str(), static_cast<unsigned long long>(st.bytes_read), p.c_str(),
+              static_cast<unsigned long long>(st.reads), p.c_str(), wall > 0 ? cpu / wall : 0,
+              p.c_str(), a.validate ? "passed" : "skipped");
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  Args a;
+  std::string why;
+  if (!Parse(argc, argv, &a, &why)) return Usage(why);
+  g500::Csr g;
+  g500::GraphFile f;
+  g500::Status s = g500::MapCsr(a.file, &g);
+  if (s.ok()) s = f.Open(a.file);
+  if (!s.ok()) {
+    std::fprintf(stderr, "graph500-bfs: %s\n", s.msg.c_str());
+    return 1;
+  }
+  const auto roots = g500::SampleRoots(g, static_cast<unsigned>(a.roots), a.seed);
+  std::printf("graph500-bfs: %s: scale %u, %llu vertices, %llu column indices, %zu roots\n",
+              a.file.c_str(), g.header().scale, static_cast<unsigned long long>(g.nv()),
+              static_cast<unsigned long long>(g.ne()), roots.size());
+  for (const std::string &m : a.modes)
+    if (RunMode(m, a, g, f, roots) != 0) return 1;
+  return 0;
+}
