@@ -38,6 +38,7 @@ class GraphFile {
   // bytes read (count * 4 unless the file is short) or -errno / -CUfileOpError.
   int64_t ReadCols(uint32_t *dst, uint64_t first, uint64_t count) const;
   int fd() const { return fd_; }
+  CUfileHandle_t handle() const { return fh_; }
 
  private:
   CsrHeader h_{};

@@ -11,7 +11,11 @@
 //
 // MODES, comma-separated: host (CPU over the mapped file, the page cache),
 // host-do (the same, direction-optimizing), file (host-driven cuFileRead of
-// neighbour lists). --cold drops the file's pages before each search.
+// neighbour lists); where built with CUDA, gpu-mem (the whole graph in GPU
+// memory) and gpu-devio (row offsets in GPU memory, neighbour lists read by
+// the kernels through ufile's device queues; --queues, --depth, --staging,
+// --warps, --sqthreads size them). construction_time is the upload of the
+// GPU modes' arrays. --cold drops the file's pages before each search.
 // Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
 #include <fcntl.h>
 #include <unistd.h>
@@ -26,6 +30,11 @@
 #include "cli.h"
 #include "stats.h"
 #include "validate.h"
+#ifdef G500_HAVE_GPU
+#include <ufile/device.h>
+
+#include "bfs_gpu.h"
+#endif
 
 namespace {
 
@@ -34,13 +43,37 @@ struct Args {
   std::vector<std::string> modes{"host", "file"};
   uint64_t roots = 64, seed = 2, threads = 0;
   bool cold = false, validate = true;
+  uint64_t queues = 16, depth = 512, staging = 16384, warps = 0, sqthreads = 0;
+};
+
+bool KnownMode(const std::string &m) {
+  if (m == "host" || m == "host-do" || m == "file") return true;
+#ifdef G500_HAVE_GPU
+  if (m == "gpu-mem" || m == "gpu-devio") return true;
+#endif
+  return false;
+}
+
+// The GPU searches' state, made once per mode and kept for every root.
+struct Gpu {
+#ifdef G500_HAVE_GPU
+  g500::gpu::MemGraph *mem = nullptr;
+  g500::gpu::DevioGraph *dio = nullptr;
+  g500::gpu::DevioStats st;
+  ~Gpu() {
+    g500::gpu::FreeGraph(mem);
+    g500::gpu::CloseDevio(dio);
+  }
+#endif
 };
 
 int Usage(const std::string &why) {
   std::fprintf(stderr,
                "graph500-bfs: %s\n"
-               "usage: graph500-bfs -f FILE [-m host,host-do,file] [-n ROOTS(1..1024, 64)]"
-               " [-t THREADS(0: all)] [--seed N] [--cold] [--no-validate]\n",
+               "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio]"
+               " [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)] [--seed N] [--cold]"
+               " [--no-validate] [--queues N] [--depth N] [--staging BYTES] [--warps N]"
+               " [--sqthreads N]\n",
                why.c_str());
   return 2;
 }
@@ -57,11 +90,16 @@ bool Parse(int argc, char **argv, Args *a, std::string *why) {
     else if (k == "-n") ok = g500::ParseU64(v, 1, 1024, &a->roots);
     else if (k == "-t") ok = g500::ParseU64(v, 0, 4096, &a->threads);
     else if (k == "--seed") ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
+    else if (k == "--queues") ok = g500::ParseU64(v, 1, 1024, &a->queues);
+    else if (k == "--depth") ok = g500::ParseU64(v, 32, 4096, &a->depth);
+    else if (k == "--staging") ok = g500::ParseU64(v, 4096, 1 << 24, &a->staging);
+    else if (k == "--warps") ok = g500::ParseU64(v, 0, 1 << 20, &a->warps);
+    else if (k == "--sqthreads") ok = g500::ParseU64(v, 0, 1024, &a->sqthreads);
     else if (k == "-m") {
       a->modes.clear();
       std::stringstream ss(v);
       for (std::string m; std::getline(ss, m, ',');) {
-        ok = ok && (m == "host" || m == "host-do" || m == "file");
+        ok = ok && KnownMode(m);
         a->modes.push_back(m);
       }
     } else ok = false;
@@ -71,18 +109,62 @@ bool Parse(int argc, char **argv, Args *a, std::string *why) {
   return true;
 }
 
+// The GPU modes' arrays and queues, made before the searches.
+g500::Status Prepare(const std::string &mode, const Args &a, const g500::Csr &g,
+                     const g500::GraphFile &f, Gpu &gpu) {
+  int rc = 0;
+  std::string err;
+#ifdef G500_HAVE_GPU
+  if (mode == "gpu-mem" && gpu.mem == nullptr)
+    rc = g500::gpu::UploadGraph(g.offsets().data(), g.cols().data(), g.nv(), g.ne(), &gpu.mem,
+                                &err);
+  if (mode == "gpu-devio" && gpu.dio == nullptr) {
+    const g500::gpu::DevioOptions o{static_cast<unsigned>(a.queues),
+                                    static_cast<unsigned>(a.depth), a.staging,
+                                    static_cast<unsigned>(a.warps),
+                                    static_cast<unsigned>(a.sqthreads)};
+    rc = g500::gpu::OpenDevio(f.handle(), f.offsets().data(), g.nv(), g.header().cols_off, o,
+                              &gpu.dio, &err);
+  }
+#else
+  (void)mode, (void)a, (void)g, (void)f, (void)gpu;
+#endif
+  return rc == 0 ? g500::Status::Ok() : g500::Status::Error(rc, err);
+}
+
 // One search in the given mode; error text on failure.
 g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
-                    const g500::GraphFile &f, uint64_t root, std::vector<int64_t> *parent,
-                    g500::FileBfsStats *st) {
+                    const g500::GraphFile &f, Gpu &gpu, uint64_t root,
+                    std::vector<int64_t> *parent, g500::FileBfsStats *st) {
   const auto threads = static_cast<unsigned>(a.threads);
   if (mode == "file") return g500::FileBfs(f, root, {.threads = threads}, parent, st);
+#ifdef G500_HAVE_GPU
+  if (mode == "gpu-mem" || mode == "gpu-devio") {
+    std::string err;
+    parent->assign(g.nv(), -1);
+    const int rc = mode == "gpu-mem"
+                       ? g500::gpu::BfsInMemory(gpu.mem, root, parent->data(), &err)
+                       : g500::gpu::BfsDevio(gpu.dio, root, parent->data(), &gpu.st, &err);
+    st->bytes_read = gpu.st.bytes_read;
+    return rc == 0 ? g500::Status::Ok() : g500::Status::Error(rc, err);
+  }
+#else
+  (void)gpu;
+#endif
   g500::HostBfs(g, root, {.threads = threads, .direction_optimizing = mode == "host-do"}, parent);
   return g500::Status::Ok();
 }
 
 int RunMode(const std::string &mode, const Args &a, const g500::Csr &g,
             const g500::GraphFile &f, const std::vector<uint64_t> &roots) {
+  Gpu gpu;
+  const double p0 = g500::Now();
+  const g500::Status prep = Prepare(mode, a, g, f, gpu);
+  const double construction = g500::Now() - p0;
+  if (!prep.ok()) {
+    std::fprintf(stderr, "graph500-bfs: %s: %s\n", mode.c_str(), prep.msg.c_str());
+    return 1;
+  }
   std::vector<g500::RunRecord> runs;
   std::vector<int64_t> parent;
   g500::FileBfsStats st;
@@ -90,7 +172,7 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g,
   for (uint64_t root : roots) {
     if (a.cold) posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
     const double c0 = g500::CpuSeconds(), t0 = g500::Now();
-    const g500::Status s = Search(mode, a, g, f, root, &parent, &st);
+    const g500::Status s = Search(mode, a, g, f, gpu, root, &parent, &st);
     const double t1 = g500::Now();
     cpu += g500::CpuSeconds() - c0;
     wall += t1 - t0;
@@ -111,11 +193,15 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g,
   }
   const std::string p = mode + ": ";
   std::printf("%smode: %s%s\n", p.c_str(), mode.c_str(), a.cold ? " (cold page cache)" : "");
-  g500::PrintGraph500(stdout, p, g.header(), 0, runs);
+  g500::PrintGraph500(stdout, p, g.header(), construction, runs);
   std::printf("%sbytes_read: %llu\n%sreads: %llu\n%scpu_cores: %.2f\n%svalidation: %s\n",
               p.c_str(), static_cast<unsigned long long>(st.bytes_read), p.c_str(),
               static_cast<unsigned long long>(st.reads), p.c_str(), wall > 0 ? cpu / wall : 0,
               p.c_str(), a.validate ? "passed" : "skipped");
+#ifdef G500_HAVE_GPU
+  if (mode == "gpu-devio")
+    std::printf("%sdevio_path: %s\n", p.c_str(), ufile_devio_path_name(gpu.st.path));
+#endif
   return 0;
 }
 
