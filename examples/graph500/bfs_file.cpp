@@ -98,8 +98,10 @@ bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
   c.reads.fetch_add(1, std::memory_order_relaxed);
   if (r >= 0) c.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
   if (r == static_cast<int64_t>(count * 4)) return true;
-  if (r >= 0) Fail(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
-  else Fail(c, Status::Error(static_cast<int>(r), "cuFileRead of neighbour lists: " + ReadError(r)));
+  if (r >= 0)
+    Fail(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
+  else
+    Fail(c, Status::Error(static_cast<int>(r), "cuFileRead of neighbour lists: " + ReadError(r)));
   return false;
 }
 

@@ -49,7 +49,7 @@ class GraphFile {
 };
 
 struct FileBfsOptions {
-  unsigned threads = 0;           // 0: every hardware thread
+  unsigned threads = 0;             // 0: every hardware thread
   uint64_t buffer_bytes = 1 << 20;  // per thread, a multiple of 4
   uint64_t merge_gap_bytes = 4096;  // read across gaps up to this between lists
   uint32_t chunk_vertices = 256;    // frontier vertices a thread takes at once

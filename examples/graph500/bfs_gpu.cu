@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-#include <ufile/device.cuh>
 #include <ufile/device.h>
 
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <ufile/device.cuh>
 
 #include "bfs_gpu.h"
 
@@ -21,9 +21,9 @@ int CudaFail(cudaError_t e, const char *what, std::string *err) {
   return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
 }
 
-#define G500_CUDA(call, what)                          \
-  do {                                                 \
-    const cudaError_t e_ = (call);                     \
+#define G500_CUDA(call, what)                              \
+  do {                                                     \
+    const cudaError_t e_ = (call);                         \
     if (e_ != cudaSuccess) return CudaFail(e_, what, err); \
   } while (0)
 
@@ -59,7 +59,7 @@ struct LevelArgs {
   uint32_t *scratch;  // 32 lanes x chunk entries per warp
   uint32_t chunk;     // entries a lane reads at once
   ull *bytes;
-  long long *error;   // the first failure's -errno
+  long long *error;  // the first failure's -errno
 };
 
 // The warp visits every lane's `got` entries, in turn, all 32 lanes on each.
@@ -94,8 +94,8 @@ __global__ void DevioLevel(LevelArgs a) {
       const int64_t r = ufile::dev::warp_wait_each(a.v, t);
       const bool again = r == -UFILE_DEVIO_EAGAIN;
       const bool bad = !again && r != static_cast<int64_t>(n * 4);
-      if (bad) atomicCAS(reinterpret_cast<ull *>(a.error), 0ull,
-                         static_cast<ull>(r < 0 ? r : -EIO));
+      if (bad)
+        atomicCAS(reinterpret_cast<ull *>(a.error), 0ull, static_cast<ull>(r < 0 ? r : -EIO));
       if (__any_sync(kFull, bad)) return;
       const ull got = again ? 0 : n;
       if (got > 0) atomicAdd(a.bytes, got * 4);
@@ -246,7 +246,8 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
   G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   if (need > free_b)
     return *err = "row offsets and search arrays need " + std::to_string(need) +
-                  " bytes of GPU memory, " + std::to_string(free_b) + " free", -ENOMEM;
+                  " bytes of GPU memory, " + std::to_string(free_b) + " free",
+           -ENOMEM;
   G500_CUDA(cudaMalloc(&g->off, (nv + 1) * sizeof(ull)), "cudaMalloc row offsets");
   G500_CUDA(cudaMemcpy(g->off, offsets, (nv + 1) * sizeof(ull), cudaMemcpyHostToDevice),
             "copy row offsets");
@@ -261,14 +262,25 @@ int BfsDevio(DevioGraph *g, uint64_t root, int64_t *parent, DevioStats *stats, s
   ull ncur = 1;
   long long error = 0;
   while (rc == 0 && ncur > 0) {
-    const LevelArgs a{g->q.view(), g->off, g->nv, g->cols_off, g->s.cur, ncur, g->s.parent,
-                      g->s.next, g->s.counters, g->scratch, g->chunk, g->s.counters + 1,
+    const LevelArgs a{g->q.view(),
+                      g->off,
+                      g->nv,
+                      g->cols_off,
+                      g->s.cur,
+                      ncur,
+                      g->s.parent,
+                      g->s.next,
+                      g->s.counters,
+                      g->scratch,
+                      g->chunk,
+                      g->s.counters + 1,
                       reinterpret_cast<long long *>(g->s.counters + 2)};
     DevioLevel<<<g->warps * 32 / kBlock, kBlock>>>(a);
     rc = EndLevel(&g->s, &ncur, &error, err);
     stats->levels++;
     if (rc == 0 && error != 0)
-      return *err = "device read of neighbour lists: " + std::string(strerror(static_cast<int>(-error))),
+      return *err = "device read of neighbour lists: " +
+                    std::string(strerror(static_cast<int>(-error))),
              static_cast<int>(error);
   }
   if (rc != 0) return rc;

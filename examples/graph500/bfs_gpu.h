@@ -29,10 +29,10 @@ void FreeGraph(MemGraph *g);
 
 struct DevioOptions {
   unsigned queues = 16;
-  unsigned depth = 512;               // slots a queue
-  uint64_t staging_bytes = 16384;     // the largest read a lane makes
-  unsigned warps = 0;                 // 0: queues * depth / 32 (one slot per lane)
-  unsigned sq_threads = 0;            // 0: the library's default
+  unsigned depth = 512;            // slots a queue
+  uint64_t staging_bytes = 16384;  // the largest read a lane makes
+  unsigned warps = 0;              // 0: queues * depth / 32 (one slot per lane)
+  unsigned sq_threads = 0;         // 0: the library's default
 };
 
 struct DevioStats {

@@ -85,8 +85,10 @@ void HostBfs(const Csr &g, uint64_t root, const HostBfsOptions &o, std::vector<i
   // of those not yet explored, back once it holds under nv/24 vertices.
   while (!cur.empty()) {
     if (o.direction_optimizing) {
-      if (!bottom_up && cur_edges * 14 > unexplored) bottom_up = true;
-      else if (bottom_up && cur.size() * 24 < g.nv()) bottom_up = false;
+      if (!bottom_up && cur_edges * 14 > unexplored)
+        bottom_up = true;
+      else if (bottom_up && cur.size() * 24 < g.nv())
+        bottom_up = false;
     }
     unexplored -= std::min(unexplored, cur_edges);
     if (bottom_up) {

@@ -20,7 +20,7 @@
 namespace g500 {
 
 struct HostBfsOptions {
-  unsigned threads = 0;           // 0: every hardware thread
+  unsigned threads = 0;               // 0: every hardware thread
   bool direction_optimizing = false;  // bottom-up levels while the frontier is large
 };
 

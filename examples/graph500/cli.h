@@ -24,8 +24,7 @@ inline bool ParseU64(const std::string &s, uint64_t lo, uint64_t hi, uint64_t *o
 }
 
 inline double Now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 // CPU seconds used by the process so far (user + system, every thread).

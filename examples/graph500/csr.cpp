@@ -13,7 +13,9 @@
 namespace g500 {
 namespace {
 
-uint64_t AlignUp(uint64_t x) { return (x + kCsrAlign - 1) / kCsrAlign * kCsrAlign; }
+uint64_t AlignUp(uint64_t x) {
+  return (x + kCsrAlign - 1) / kCsrAlign * kCsrAlign;
+}
 
 Status Errno(const std::string &what, const std::string &path) {
   const int e = errno;
@@ -50,11 +52,19 @@ Status CheckHeader(const CsrHeader &h, uint64_t file_size, const std::string &pa
 
 }  // namespace
 
-uint64_t CsrOffsetsOffset() { return kCsrAlign; }
-uint64_t CsrColsOffset(uint64_t nv) { return AlignUp(CsrOffsetsOffset() + 8 * (nv + 1)); }
-uint64_t CsrFileSize(uint64_t nv, uint64_t ne) { return CsrColsOffset(nv) + 4 * ne; }
+uint64_t CsrOffsetsOffset() {
+  return kCsrAlign;
+}
+uint64_t CsrColsOffset(uint64_t nv) {
+  return AlignUp(CsrOffsetsOffset() + 8 * (nv + 1));
+}
+uint64_t CsrFileSize(uint64_t nv, uint64_t ne) {
+  return CsrColsOffset(nv) + 4 * ne;
+}
 
-Csr::Csr(Csr &&o) noexcept { *this = std::move(o); }
+Csr::Csr(Csr &&o) noexcept {
+  *this = std::move(o);
+}
 
 Csr &Csr::operator=(Csr &&o) noexcept {
   if (this == &o) return *this;
@@ -74,7 +84,9 @@ Csr &Csr::operator=(Csr &&o) noexcept {
   return *this;
 }
 
-Csr::~Csr() { Release(); }
+Csr::~Csr() {
+  Release();
+}
 
 void Csr::Release() {
   if (map_ != nullptr) munmap(map_, map_len_);
@@ -132,7 +144,8 @@ Status ReadCsrHeader(const std::string &path, CsrHeader *out) {
   CsrHeader h{};
   if (s.ok()) {
     const ssize_t r = pread(fd, &h, sizeof h, 0);
-    if (r < 0) s = Errno("read", path);
+    if (r < 0)
+      s = Errno("read", path);
     else if (r != static_cast<ssize_t>(sizeof h))
       s = Status::Error(-EINVAL, path + ": shorter than a graph header");
   }
@@ -165,8 +178,7 @@ Status MapCsr(const std::string &path, Csr *out) {
     return Status::Error(-EINVAL, path + ": row offsets do not span the column indices");
   for (uint64_t v = 0; v < h.nv; v++)
     if (off[v] > off[v + 1])
-      return Status::Error(-EINVAL, path + ": row offsets decrease at vertex " +
-                                        std::to_string(v));
+      return Status::Error(-EINVAL, path + ": row offsets decrease at vertex " + std::to_string(v));
   *out = std::move(g);
   return Status::Ok();
 }

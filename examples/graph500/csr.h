@@ -30,8 +30,8 @@ inline constexpr uint64_t kCsrAlign = 4096;
 struct CsrHeader {
   char magic[8];
   uint32_t version;
-  uint32_t scale;        // nv = 2^scale
-  uint32_t edgefactor;   // input edges = edgefactor * nv
+  uint32_t scale;       // nv = 2^scale
+  uint32_t edgefactor;  // input edges = edgefactor * nv
   uint32_t reserved;
   uint64_t nv;           // vertices
   uint64_t ne;           // column indices: 2 x input edges

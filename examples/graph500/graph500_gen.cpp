@@ -35,12 +35,18 @@ int main(int argc, char **argv) {
     if (i + 1 >= argc) return Usage(a + " needs a value");
     const std::string v = argv[++i];
     uint64_t n = 0;
-    if (a == "-s" && g500::ParseU64(v, 1, 32, &n)) p.scale = static_cast<uint32_t>(n), have_scale = true;
-    else if (a == "-e" && g500::ParseU64(v, 1, 1024, &n)) p.edgefactor = static_cast<uint32_t>(n);
-    else if (a == "--seed" && g500::ParseU64(v, 0, UINT64_MAX, &n)) p.seed = n;
-    else if (a == "-t" && g500::ParseU64(v, 0, 4096, &n)) p.threads = static_cast<unsigned>(n);
-    else if (a == "-o" && !v.empty()) out = v;
-    else return Usage("bad option " + a + " " + v);
+    if (a == "-s" && g500::ParseU64(v, 1, 32, &n))
+      p.scale = static_cast<uint32_t>(n), have_scale = true;
+    else if (a == "-e" && g500::ParseU64(v, 1, 1024, &n))
+      p.edgefactor = static_cast<uint32_t>(n);
+    else if (a == "--seed" && g500::ParseU64(v, 0, UINT64_MAX, &n))
+      p.seed = n;
+    else if (a == "-t" && g500::ParseU64(v, 0, 4096, &n))
+      p.threads = static_cast<unsigned>(n);
+    else if (a == "-o" && !v.empty())
+      out = v;
+    else
+      return Usage("bad option " + a + " " + v);
   }
   if (!have_scale || out.empty()) return Usage("-s and -o are required");
   const double t0 = g500::Now();
@@ -53,11 +59,12 @@ int main(int argc, char **argv) {
     unlink(out.c_str());
     return 1;
   }
-  std::printf("graph500-gen: %s: scale %u, edgefactor %u, seed %llu: %llu vertices, %llu column "
-              "indices, %llu bytes; generated in %.3f s, written in %.3f s\n",
-              out.c_str(), p.scale, p.edgefactor, static_cast<unsigned long long>(p.seed),
-              static_cast<unsigned long long>(g.nv()), static_cast<unsigned long long>(g.ne()),
-              static_cast<unsigned long long>(g500::CsrFileSize(g.nv(), g.ne())), t1 - t0,
-              g500::Now() - t1);
+  std::printf(
+      "graph500-gen: %s: scale %u, edgefactor %u, seed %llu: %llu vertices, %llu column "
+      "indices, %llu bytes; generated in %.3f s, written in %.3f s\n",
+      out.c_str(), p.scale, p.edgefactor, static_cast<unsigned long long>(p.seed),
+      static_cast<unsigned long long>(g.nv()), static_cast<unsigned long long>(g.ne()),
+      static_cast<unsigned long long>(g500::CsrFileSize(g.nv(), g.ne())), t1 - t0,
+      g500::Now() - t1);
   return 0;
 }

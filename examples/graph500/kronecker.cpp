@@ -12,7 +12,7 @@ namespace {
 
 constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
 constexpr double kAB = kA + kB;
-constexpr double kANorm = kA / (kA + kB);         // P(end bit 0 | start bit 0)
+constexpr double kANorm = kA / (kA + kB);          // P(end bit 0 | start bit 0)
 constexpr double kCNorm = kC / (1.0 - (kA + kB));  // P(end bit 0 | start bit 1)
 
 // One 64-bit draw per level: two 32-bit uniforms in [0, 1).
@@ -50,8 +50,8 @@ using Counter = std::atomic<uint64_t>;
 
 // Calls fn(u, v) for each permuted edge of [b, e).
 template <class Fn>
-void ForEdges(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint64_t b,
-              uint64_t e, Fn &&fn) {
+void ForEdges(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint64_t b, uint64_t e,
+              Fn &&fn) {
   for (uint64_t i = b; i < e; i++) {
     const auto [u, v] = KroneckerEdge(p.scale, p.seed, i);
     fn(perm[u], perm[v]);
@@ -108,8 +108,8 @@ Status GenerateKronecker(const KroneckerParams &p, Csr *out) {
     }
     *out = Csr::FromArrays(p.scale, p.edgefactor, p.seed, std::move(offsets), std::move(cols));
   } catch (const std::bad_alloc &) {
-    return Status::Error(-ENOMEM, "not enough memory for a graph of scale " +
-                                      std::to_string(p.scale));
+    return Status::Error(-ENOMEM,
+                         "not enough memory for a graph of scale " + std::to_string(p.scale));
   }
   return Status::Ok();
 }

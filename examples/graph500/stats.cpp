@@ -85,8 +85,8 @@ void PrintSummary(FILE *out, const std::string &prefix, const char *name, const 
 
 }  // namespace
 
-void PrintGraph500(FILE *out, const std::string &prefix, const CsrHeader &h,
-                   double construction_s, const std::vector<RunRecord> &runs) {
+void PrintGraph500(FILE *out, const std::string &prefix, const CsrHeader &h, double construction_s,
+                   const std::vector<RunRecord> &runs) {
   std::vector<double> t, e, teps;
   for (const RunRecord &r : runs) {
     t.push_back(r.seconds);

@@ -37,7 +37,7 @@ struct RunRecord {
 
 // The specification's output block (SCALE, edgefactor, NBFS, construction
 // time, time/nedge/TEPS statistics), each line prefixed with `prefix`.
-void PrintGraph500(FILE *out, const std::string &prefix, const CsrHeader &h,
-                   double construction_s, const std::vector<RunRecord> &runs);
+void PrintGraph500(FILE *out, const std::string &prefix, const CsrHeader &h, double construction_s,
+                   const std::vector<RunRecord> &runs);
 
 }  // namespace g500

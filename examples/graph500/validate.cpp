@@ -15,51 +15,55 @@ Validation Fail(BfsError e, std::string msg) {
   return r;
 }
 
-std::string V(uint64_t v) { return std::to_string(v); }
+std::string V(uint64_t v) {
+  return std::to_string(v);
+}
 
-// The level of v, walking up to a vertex whose level is known and filling
-// the path on the way back; -2 marks vertices on the current path.
-bool LevelOf(uint64_t v, const std::vector<int64_t> &parent, std::vector<int64_t> &level,
-             std::vector<uint64_t> &path, Validation *err) {
-  path.clear();
-  uint64_t x = v;
-  while (level[x] == -1) {
-    const int64_t p = parent[x];
-    level[x] = -2;
-    path.push_back(x);
-    x = static_cast<uint64_t>(p);
-    if (level[x] == -2) {
-      *err = Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at " + V(x));
-      return false;
+// Level d + 1 for every vertex whose parent is at level d; how many.
+uint64_t NextLevel(const std::vector<int64_t> &parent, std::vector<int32_t> &level, int32_t d,
+                   unsigned threads) {
+  std::atomic<uint64_t> found{0};
+  ParallelFor(parent.size(), threads, [&](uint64_t b, uint64_t e, unsigned) {
+    uint64_t n = 0;
+    for (uint64_t v = b; v < e; v++) {
+      std::atomic_ref<int32_t> lv(level[v]);
+      if (parent[v] < 0 || lv.load(std::memory_order_relaxed) != -1) continue;
+      std::atomic_ref<int32_t> lp(level[static_cast<uint64_t>(parent[v])]);
+      if (lp.load(std::memory_order_relaxed) != d) continue;
+      lv.store(d + 1, std::memory_order_relaxed);
+      n++;
     }
-    if (parent[x] < 0) {
-      *err = Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents reach unreached " + V(x));
-      return false;
-    }
-  }
-  int64_t l = level[x];
-  for (auto it = path.rbegin(); it != path.rend(); ++it) level[*it] = ++l;
-  return true;
+    found.fetch_add(n, std::memory_order_relaxed);
+  });
+  return found.load();
 }
 
 }  // namespace
 
 const char *BfsErrorName(BfsError e) {
   switch (e) {
-    case BfsError::kNone: return "none";
-    case BfsError::kSize: return "size";
-    case BfsError::kRoot: return "root";
-    case BfsError::kRange: return "range";
-    case BfsError::kCycle: return "cycle";
-    case BfsError::kNotAnEdge: return "not-an-edge";
-    case BfsError::kLevelGap: return "level-gap";
-    case BfsError::kComponent: return "component";
+    case BfsError::kNone:
+      return "none";
+    case BfsError::kSize:
+      return "size";
+    case BfsError::kRoot:
+      return "root";
+    case BfsError::kRange:
+      return "range";
+    case BfsError::kCycle:
+      return "cycle";
+    case BfsError::kNotAnEdge:
+      return "not-an-edge";
+    case BfsError::kLevelGap:
+      return "level-gap";
+    case BfsError::kComponent:
+      return "component";
   }
   return "?";
 }
 
 Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent,
-                      std::vector<int64_t> *level) {
+                      std::vector<int32_t> *level, unsigned threads) {
   const uint64_t nv = g.nv();
   if (parent.size() != nv)
     return Fail(BfsError::kSize, V(parent.size()) + " parents for " + V(nv) + " vertices");
@@ -70,24 +74,23 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
       return Fail(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
   level->assign(nv, -1);
   (*level)[root] = 0;
-  std::vector<uint64_t> path;
+  // Level by level from the root: a round per level, each over every vertex.
+  int32_t d = 0;
+  while (NextLevel(parent, *level, d, threads) > 0) d++;
   Validation r;
+  r.depth = static_cast<uint32_t>(d);
   for (uint64_t v = 0; v < nv; v++) {
-    if (parent[v] < 0 || (*level)[v] >= 0) continue;
-    if (!LevelOf(v, parent, *level, path, &r)) return r;
-  }
-  for (uint64_t v = 0; v < nv; v++) {
-    if ((*level)[v] < 0) continue;
-    r.reached++;
-    r.depth = std::max(r.depth, static_cast<uint32_t>((*level)[v]));
+    if (parent[v] >= 0 && (*level)[v] < 0)
+      return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents do not lead to the root");
+    r.reached += (*level)[v] >= 0;
   }
   return r;
 }
 
 Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &parent,
                        unsigned threads) {
-  std::vector<int64_t> level;
-  Validation r = TreeLevels(g, root, parent, &level);
+  std::vector<int32_t> level;
+  Validation r = TreeLevels(g, root, parent, &level, threads);
   if (!r.ok()) return r;
   std::mutex mu;
   Validation first;  // the failure at the lowest vertex, whatever the threads
@@ -97,7 +100,7 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
     uint64_t n = 0;
     for (uint64_t v = b; v < e; v++) {
       Validation f;
-      const int64_t lv = level[v];
+      const int32_t lv = level[v];
       if (lv >= 0) n += g.Degree(v);
       if (lv > 0 && !g.HasEdge(v, static_cast<uint32_t>(parent[v])))
         f = Fail(BfsError::kNotAnEdge,
@@ -110,7 +113,8 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
           f = Fail(BfsError::kComponent, "edge " + V(v) + " - " + V(u) + " leaves the tree");
         } else if (lv >= 0 && (lv - level[u] > 1 || level[u] - lv > 1)) {
           f = Fail(BfsError::kLevelGap, "edge " + V(v) + " - " + V(u) + " joins levels " +
-                                            std::to_string(lv) + " and " + std::to_string(level[u]));
+                                            std::to_string(lv) + " and " +
+                                            std::to_string(level[u]));
         }
       }
       if (!f.ok()) {

@@ -23,30 +23,31 @@ namespace g500 {
 
 enum class BfsError {
   kNone,
-  kSize,            // parent has the wrong length
-  kRoot,            // the root's parent is not itself
-  kRange,           // a parent outside [-1, nv)
-  kCycle,           // following parents does not reach the root
-  kNotAnEdge,       // rule 5
-  kLevelGap,        // rule 3
-  kComponent,       // rule 4
+  kSize,       // parent has the wrong length
+  kRoot,       // the root's parent is not itself
+  kRange,      // a parent outside [-1, nv)
+  kCycle,      // following parents does not reach the root
+  kNotAnEdge,  // rule 5
+  kLevelGap,   // rule 3
+  kComponent,  // rule 4
 };
 
 const char *BfsErrorName(BfsError e);
 
 struct Validation {
   BfsError error = BfsError::kNone;
-  std::string msg;      // which vertex or edge, when error != kNone
-  uint64_t nedge = 0;   // input edges within the component (self-loops and duplicates counted)
-  uint64_t reached = 0; // vertices in the tree
-  uint32_t depth = 0;   // the deepest level
+  std::string msg;       // which vertex or edge, when error != kNone
+  uint64_t nedge = 0;    // input edges within the component (self-loops and duplicates counted)
+  uint64_t reached = 0;  // vertices in the tree
+  uint32_t depth = 0;    // the deepest level
   bool ok() const { return error == BfsError::kNone; }
 };
 
-// Levels from the parent array (root 0, unreached -1); error on a cycle or
-// an out-of-range parent.
+// Levels from the parent array (root 0, unreached -1), a parallel round per
+// level; error on a cycle, a parent chain through an unreached vertex, or an
+// out-of-range parent.
 Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent,
-                      std::vector<int64_t> *level);
+                      std::vector<int32_t> *level, unsigned threads = 0);
 
 // Every rule above, over `threads` threads (0: all).
 Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &parent,

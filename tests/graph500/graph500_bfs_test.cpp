@@ -26,8 +26,8 @@ Csr Generate(uint32_t scale) {
   return g;
 }
 
-std::vector<int64_t> Levels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent) {
-  std::vector<int64_t> level;
+std::vector<int32_t> Levels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent) {
+  std::vector<int32_t> level;
   const Validation v = TreeLevels(g, root, parent, &level);
   EXPECT_TRUE(v.ok()) << v.msg;
   return level;
@@ -35,8 +35,7 @@ std::vector<int64_t> Levels(const Csr &g, uint64_t root, const std::vector<int64
 
 // A reached vertex at `want` level that no vertex has as its parent, or
 // SIZE_MAX.
-uint64_t Leaf(const std::vector<int64_t> &parent, const std::vector<int64_t> &level,
-              int64_t want) {
+uint64_t Leaf(const std::vector<int64_t> &parent, const std::vector<int32_t> &level, int32_t want) {
   std::vector<bool> is_parent(parent.size());
   for (uint64_t v = 0; v < parent.size(); v++)
     if (parent[v] >= 0 && static_cast<uint64_t>(parent[v]) != v) is_parent[parent[v]] = true;
@@ -49,7 +48,7 @@ struct Broken {
   const char *name;
   BfsError want;
   // Breaks the tree of root r (levels l) in place.
-  std::function<void(const Csr &, uint64_t r, const std::vector<int64_t> &l,
+  std::function<void(const Csr &, uint64_t r, const std::vector<int32_t> &l,
                      std::vector<int64_t> &p)>
       mutate;
 };
@@ -61,7 +60,10 @@ const Broken kBroken[] = {
      [](auto &g, auto, auto &l, auto &p) { p[Leaf(p, l, 2)] = static_cast<int64_t>(g.nv()); }},
     {"range-low", BfsError::kRange, [](auto &, auto, auto &l, auto &p) { p[Leaf(p, l, 2)] = -5; }},
     {"self-parent", BfsError::kCycle,
-     [](auto &, auto, auto &l, auto &p) { const uint64_t x = Leaf(p, l, 2); p[x] = x; }},
+     [](auto &, auto, auto &l, auto &p) {
+       const uint64_t x = Leaf(p, l, 2);
+       p[x] = x;
+     }},
     {"two-cycle", BfsError::kCycle,
      [](auto &, auto, auto &l, auto &p) {
        const uint64_t x = Leaf(p, l, 2), y = static_cast<uint64_t>(p[x]);
@@ -70,7 +72,10 @@ const Broken kBroken[] = {
     {"parent-unreached", BfsError::kCycle,
      [](auto &g, auto, auto &l, auto &p) {
        for (uint64_t u = 0; u < g.nv(); u++)
-         if (p[u] == -1) { p[Leaf(p, l, 2)] = static_cast<int64_t>(u); return; }
+         if (p[u] == -1) {
+           p[Leaf(p, l, 2)] = static_cast<int64_t>(u);
+           return;
+         }
      }},
     {"not-an-edge", BfsError::kNotAnEdge,
      [](auto &g, auto, auto &l, auto &p) {
@@ -85,11 +90,14 @@ const Broken kBroken[] = {
      [](auto &g, auto, auto &l, auto &p) {
        // A leaf hung under a neighbour of its own level: one level deeper,
        // yet still joined to its old parent, two levels up.
-       for (int64_t want = 1; want < 8; want++) {
+       for (int32_t want = 1; want < 8; want++) {
          const uint64_t x = Leaf(p, l, want);
          if (x == SIZE_MAX) continue;
          for (uint32_t u : g.Row(x))
-           if (l[u] == want && u != x) { p[x] = u; return; }
+           if (l[u] == want && u != x) {
+             p[x] = u;
+             return;
+           }
        }
      }},
     {"component", BfsError::kComponent,
@@ -114,7 +122,7 @@ TEST(Validate, RefusesEachKindOfBrokenTree) {
   const uint64_t root = SampleRoots(g, 1, 5).at(0);
   std::vector<int64_t> good;
   HostBfs(g, root, {}, &good);
-  const std::vector<int64_t> level = Levels(g, root, good);
+  const std::vector<int32_t> level = Levels(g, root, good);
   ASSERT_NE(Leaf(good, level, 2), SIZE_MAX) << "the cases need a leaf at level 2";
   for (const Broken &b : kBroken) {
     std::vector<int64_t> p = good;
@@ -157,7 +165,7 @@ TEST_P(Searches, InMemoryAndFileSearchesAgree) {
   for (uint64_t root : SampleRoots(g, 4, scale)) {
     std::vector<int64_t> p;
     HostBfs(g, root, {.threads = 1}, &p);
-    const std::vector<int64_t> want = Levels(g, root, p);
+    const std::vector<int32_t> want = Levels(g, root, p);
     for (const HostBfsOptions o : {HostBfsOptions{.threads = 4},
                                    HostBfsOptions{.threads = 4, .direction_optimizing = true}}) {
       HostBfs(g, root, o, &p);
@@ -166,9 +174,10 @@ TEST_P(Searches, InMemoryAndFileSearchesAgree) {
       EXPECT_EQ(Levels(g, root, p), want);
     }
     // Small buffers: long lists read in pieces; merged and single reads.
-    for (const FileBfsOptions o : {FileBfsOptions{.threads = 3},
-                                   FileBfsOptions{.threads = 2, .buffer_bytes = 64,
-                                                  .merge_gap_bytes = 0, .chunk_vertices = 5}}) {
+    for (const FileBfsOptions o :
+         {FileBfsOptions{.threads = 3},
+          FileBfsOptions{
+              .threads = 2, .buffer_bytes = 64, .merge_gap_bytes = 0, .chunk_vertices = 5}}) {
       FileBfsStats st;
       const Status s = FileBfs(f, root, o, &p, &st);
       ASSERT_TRUE(s.ok()) << s.msg;

@@ -28,8 +28,9 @@ Csr Generate(uint32_t scale, uint64_t seed, unsigned threads) {
 }
 
 bool SameGraph(const Csr &a, const Csr &b) {
-  return a.nv() == b.nv() && std::equal(a.offsets().begin(), a.offsets().end(),
-                                        b.offsets().begin(), b.offsets().end()) &&
+  return a.nv() == b.nv() &&
+         std::equal(a.offsets().begin(), a.offsets().end(), b.offsets().begin(),
+                    b.offsets().end()) &&
          std::equal(a.cols().begin(), a.cols().end(), b.cols().begin(), b.cols().end());
 }
 
@@ -79,8 +80,7 @@ TEST(Kronecker, QuadrantFrequenciesMatchTheInitiator) {
     for (uint32_t b = 0; b < scale; b++) q[((u >> b) & 1) * 2 + ((v >> b) & 1)] += 1;
   }
   const double want[4] = {0.57, 0.19, 0.19, 0.05};
-  for (int k = 0; k < 4; k++)
-    EXPECT_NEAR(q[k] / (n * scale), want[k], 0.003) << "quadrant " << k;
+  for (int k = 0; k < 4; k++) EXPECT_NEAR(q[k] / (n * scale), want[k], 0.003) << "quadrant " << k;
 }
 
 // A skewed graph: a few hubs, many vertices of low or no degree.
@@ -130,8 +130,7 @@ TEST(CsrFile, RoundTrip) {
   const uint64_t v = 77, n = g.Degree(v);
   std::vector<uint32_t> row(n + 1);
   ASSERT_EQ(f.ReadCols(row.data(), g.offsets()[v], n), static_cast<int64_t>(4 * n));
-  EXPECT_TRUE(std::equal(row.begin(), row.begin() + static_cast<ptrdiff_t>(n),
-                         g.Row(v).begin()));
+  EXPECT_TRUE(std::equal(row.begin(), row.begin() + static_cast<ptrdiff_t>(n), g.Row(v).begin()));
   std::vector<uint32_t> tail(8);  // past the end: a short read, no error
   EXPECT_EQ(f.ReadCols(tail.data(), g.ne() - 2, 8), 8);
 }
@@ -144,7 +143,7 @@ TEST(CsrFile, DamagedFilesAreRefused) {
   const auto bytes = ufile::test::ReadWholeFile(good);
   struct Case {
     const char *name;
-    size_t at;        // byte to change, or SIZE_MAX to truncate
+    size_t at;  // byte to change, or SIZE_MAX to truncate
     uint8_t value;
     const char *reason;
   } cases[] = {
@@ -156,8 +155,10 @@ TEST(CsrFile, DamagedFilesAreRefused) {
   };
   for (const Case &c : cases) {
     auto b = bytes;
-    if (c.at == SIZE_MAX) b.resize(b.size() - 4);
-    else b[c.at] = c.value;
+    if (c.at == SIZE_MAX)
+      b.resize(b.size() - 4);
+    else
+      b[c.at] = c.value;
     const std::string path = dir.File(std::string(c.name) + ".g500");
     ufile::test::WriteWholeFile(path, b);
     Csr m;
