@@ -15,8 +15,12 @@ constexpr double kAB = kA + kB;
 constexpr double kANorm = kA / (kA + kB);          // P(end bit 0 | start bit 0)
 constexpr double kCNorm = kC / (1.0 - (kA + kB));  // P(end bit 0 | start bit 1)
 
-// One 64-bit draw per level: two 32-bit uniforms in [0, 1).
-constexpr double kTwoM32 = 1.0 / 4294967296.0;
+// One 64-bit draw per level: two 32-bit uniforms, compared with the
+// probabilities scaled to 2^32 (x / 2^32 > p exactly when x > floor(p 2^32)).
+constexpr uint64_t Scaled(double p) {
+  return static_cast<uint64_t>(p * 4294967296.0);
+}
+constexpr uint64_t kAB32 = Scaled(kAB), kANorm32 = Scaled(kANorm), kCNorm32 = Scaled(kCNorm);
 
 }  // namespace
 
@@ -25,10 +29,8 @@ std::pair<uint64_t, uint64_t> KroneckerEdge(uint32_t scale, uint64_t seed, uint6
   uint64_t u = 0, v = 0;
   for (uint32_t b = 0; b < scale; b++) {
     const uint64_t r = Mix64(key + b * 0x9e3779b97f4a7c15ull);
-    const double r1 = static_cast<double>(r >> 32) * kTwoM32;
-    const double r2 = static_cast<double>(r & 0xffffffffu) * kTwoM32;
-    const uint64_t ib = r1 > kAB ? 1 : 0;
-    const uint64_t jb = r2 > (ib ? kCNorm : kANorm) ? 1 : 0;
+    const uint64_t ib = (r >> 32) > kAB32 ? 1 : 0;
+    const uint64_t jb = (r & 0xffffffffu) > (ib ? kCNorm32 : kANorm32) ? 1 : 0;
     u |= ib << b;
     v |= jb << b;
   }
@@ -48,26 +50,20 @@ namespace {
 
 using Counter = std::atomic<uint64_t>;
 
-// Calls fn(u, v) for each permuted edge of [b, e).
-template <class Fn>
-void ForEdges(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint64_t b, uint64_t e,
-              Fn &&fn) {
-  for (uint64_t i = b; i < e; i++) {
-    const auto [u, v] = KroneckerEdge(p.scale, p.seed, i);
-    fn(perm[u], perm[v]);
-  }
-}
-
-// Fills cols from two passes over the edges (count, then place), so the
-// edge list itself is never stored.
+// Fills cols in two passes: generate the (permuted) edge list and count the
+// degrees, then place each edge in both rows.
 void FillRows(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint64_t m,
               Counter *cursor, std::vector<uint64_t> &offsets, std::vector<uint32_t> &cols) {
   const uint64_t nv = perm.size();
+  std::vector<uint32_t> edges(2 * m);
   ParallelFor(m, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    ForEdges(p, perm, b, e, [&](uint32_t u, uint32_t v) {
-      cursor[u].fetch_add(1, std::memory_order_relaxed);
-      cursor[v].fetch_add(1, std::memory_order_relaxed);
-    });
+    for (uint64_t i = b; i < e; i++) {
+      const auto [u, v] = KroneckerEdge(p.scale, p.seed, i);
+      edges[2 * i] = perm[u];
+      edges[2 * i + 1] = perm[v];
+      cursor[perm[u]].fetch_add(1, std::memory_order_relaxed);
+      cursor[perm[v]].fetch_add(1, std::memory_order_relaxed);
+    }
   });
   offsets[0] = 0;
   for (uint64_t v = 0; v < nv; v++) {
@@ -76,11 +72,13 @@ void FillRows(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint6
   }
   cols.resize(offsets[nv]);
   ParallelFor(m, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    ForEdges(p, perm, b, e, [&](uint32_t u, uint32_t v) {
+    for (uint64_t i = b; i < e; i++) {
+      const uint32_t u = edges[2 * i], v = edges[2 * i + 1];
       cols[cursor[u].fetch_add(1, std::memory_order_relaxed)] = v;
       cols[cursor[v].fetch_add(1, std::memory_order_relaxed)] = u;
-    });
+    }
   });
+  edges = {};
   ParallelFor(nv, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
     for (uint64_t v = b; v < e; v++)
       std::sort(cols.begin() + static_cast<ptrdiff_t>(offsets[v]),
