@@ -92,6 +92,7 @@ __global__ void DevioLevel(LevelArgs a) {
       ufile::dev::Ticket t = ufile::dev::warp_submit_reads(
           a.v, queue, 0, mine, n * 4, static_cast<int64_t>(a.cols_off + pos * 4));
       const int64_t r = ufile::dev::warp_wait_each(a.v, t);
+      __syncwarp();  // every lane's buffer, filled by the warp, is seen by all
       const bool again = r == -UFILE_DEVIO_EAGAIN;
       const bool bad = !again && r != static_cast<int64_t>(n * 4);
       if (bad)
@@ -105,6 +106,14 @@ __global__ void DevioLevel(LevelArgs a) {
     }
     if (__any_sync(kFull, *reinterpret_cast<volatile long long *>(a.error) != 0)) return;
   }
+}
+
+// The host thread sleeps in cudaDeviceSynchronize instead of spinning, so
+// the CPU cores measured are the I/O's. Best effort: a context made earlier
+// (by libufile) keeps its flags.
+void PreferBlockingSync() {
+  (void)cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
+  (void)cudaGetLastError();
 }
 
 // Frontier arrays and the parent array, shared by both searches.
@@ -165,6 +174,7 @@ struct MemGraph {
 
 int UploadGraph(const uint64_t *offsets, const uint32_t *cols, uint64_t nv, uint64_t ne,
                 MemGraph **out, std::string *err) {
+  PreferBlockingSync();
   auto *g = new MemGraph;
   g->nv = nv;
   *out = g;
@@ -232,6 +242,7 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
               const DevioOptions &o, DevioGraph **out, std::string *err) {
   if (o.queues == 0 || o.depth < 32 || o.staging_bytes < 4)
     return *err = "queues, depth (>= 32) and staging_bytes must be positive", -EINVAL;
+  PreferBlockingSync();
   auto *g = new DevioGraph;
   *out = g;
   g->nv = nv;
