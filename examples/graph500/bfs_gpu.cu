@@ -3,6 +3,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <ufile/device.cuh>
 
@@ -51,58 +52,123 @@ struct LevelArgs {
   ufile_devio_view_t v;
   const ull *off;
   uint64_t nv, cols_off;
-  const uint32_t *cur;
+  const uint32_t *cur;  // sorted
   ull ncur;
   ull *parent;
   uint32_t *next;
   ull *nnext;
   uint32_t *scratch;  // 32 lanes x chunk entries per warp
   uint32_t chunk;     // entries a lane reads at once
+  uint32_t gap;       // entries read across between two lists of one request
   ull *bytes;
   long long *error;  // the first failure's -errno
+  ull *cursor;       // frontier vertices handed out to warps
 };
 
-// The warp visits every lane's `got` entries, in turn, all 32 lanes on each.
-__device__ void VisitLanes(const LevelArgs &a, const uint32_t *warp_buf, uint32_t u, ull got) {
-  const unsigned lane = threadIdx.x % 32;
-  for (int l = 0; l < 32; l++) {
-    const ull gl = __shfl_sync(kFull, got, l);
-    const uint32_t ul = __shfl_sync(kFull, u, l);
-    const uint32_t *src = warp_buf + static_cast<ull>(l) * a.chunk;
-    for (ull k = lane; k < gl; k += 32) Visit(src[k], ul, a.nv, a.parent, a.next, a.nnext);
+constexpr int kWarpsPerBlock = kBlock / 32;
+constexpr int kPieces = 128;       // list pieces a warp round plans
+constexpr uint32_t kSegment = 64;  // frontier vertices a warp takes at once
+
+// Part of a vertex's list: n entries at `at` in lane `lane`'s buffer.
+struct Piece {
+  uint32_t u, lane, at, n;
+};
+
+// A warp round's plan: up to 32 requests (one a lane) covering the lists of
+// consecutive frontier vertices, with the gaps between them up to `gap`.
+struct Plan {
+  Piece pieces[kPieces];
+  ull first[32];   // each request's first column entry
+  uint32_t n[32];  // and its entries
+  uint32_t npieces, nreq;
+  ull i, pos;  // where the next round starts: frontier index, entry within its list
+};
+
+// Lane 0 plans the next round from (i, pos) up to frontier index end.
+__device__ void PlanRound(const LevelArgs &a, Plan &p, ull end) {
+  int req = -1;
+  ull rs = 0, re = 0;
+  p.npieces = 0;
+  while (p.i < end && p.npieces < kPieces) {
+    const uint32_t u = a.cur[p.i];
+    const ull s = a.off[u] + p.pos, e = a.off[u + 1];
+    if (s == e) {
+      p.i++, p.pos = 0;
+      continue;
+    }
+    const bool join = req >= 0 && s >= re && s - re <= a.gap && s + 1 - rs <= a.chunk;
+    if (!join) {
+      if (req == 31) break;
+      req++, rs = s, re = s;
+    }
+    const ull take = e < rs + a.chunk ? e : rs + a.chunk;
+    p.pieces[p.npieces++] = {u, static_cast<uint32_t>(req), static_cast<uint32_t>(s - rs),
+                             static_cast<uint32_t>(take - s)};
+    re = take;
+    p.first[req] = rs;
+    p.n[req] = static_cast<uint32_t>(re - rs);
+    if (take == e)
+      p.i++, p.pos = 0;
+    else
+      p.pos = take - a.off[u];
   }
+  p.nreq = static_cast<uint32_t>(req + 1);
 }
 
-// One level out of core: each lane reads its frontier vertex's list from the
-// file (warp_submit_reads: one doorbell for the warp), in chunks; the warp
-// then expands the lists together. A lane refused a slot (-EAGAIN) retries.
+// Every lane's request of the plan, retried while a lane is refused a slot
+// (-EAGAIN); false (and the error word set) on a failure.
+__device__ bool ReadRound(const LevelArgs &a, const Plan &p, unsigned queue, uint32_t *warp_buf) {
+  const unsigned lane = threadIdx.x % 32;
+  bool pending = lane < p.nreq;
+  const ull n = pending ? p.n[lane] : 0;
+  const int64_t off = static_cast<int64_t>(a.cols_off + (pending ? p.first[lane] : 0) * 4);
+  while (__any_sync(kFull, pending)) {
+    ufile::dev::Ticket t = ufile::dev::warp_submit_reads(
+        a.v, queue, 0, warp_buf + static_cast<ull>(lane) * a.chunk, pending ? n * 4 : 0, off);
+    const int64_t r = ufile::dev::warp_wait_each(a.v, t);
+    __syncwarp();  // every lane's buffer, filled by the warp, is seen by all
+    const bool again = pending && r == -UFILE_DEVIO_EAGAIN;
+    const bool bad = pending && !again && r != static_cast<int64_t>(n * 4);
+    if (bad) atomicCAS(reinterpret_cast<ull *>(a.error), 0ull, static_cast<ull>(r < 0 ? r : -EIO));
+    if (__any_sync(kFull, bad)) return false;
+    if (pending && !again) atomicAdd(a.bytes, n * 4);
+    pending = again;
+    if (__any_sync(kFull, again)) __nanosleep(1000);
+  }
+  return true;
+}
+
+// One level out of core. Warps take segments of the sorted frontier; lane 0
+// plans a round of requests (consecutive lists merged, long lists split),
+// the lanes read them with warp_submit_reads (one doorbell a warp) into
+// their buffers, and the warp expands every piece together.
 __global__ void DevioLevel(LevelArgs a) {
-  const ull tid = blockIdx.x * static_cast<ull>(blockDim.x) + threadIdx.x;
-  const ull warp = tid / 32, nwarps = gridDim.x * static_cast<ull>(blockDim.x) / 32;
-  const unsigned lane = threadIdx.x % 32, queue = static_cast<unsigned>(warp % a.v.num_queues);
+  __shared__ Plan plans[kWarpsPerBlock];
+  const unsigned lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const ull warp = (blockIdx.x * static_cast<ull>(blockDim.x) + threadIdx.x) / 32;
+  const unsigned queue = static_cast<unsigned>(warp % a.v.num_queues);
   uint32_t *warp_buf = a.scratch + warp * 32 * a.chunk;
-  uint32_t *mine = warp_buf + static_cast<ull>(lane) * a.chunk;
-  for (ull base = warp * 32; base < a.ncur; base += nwarps * 32) {
-    const bool have = base + lane < a.ncur;
-    const uint32_t u = have ? a.cur[base + lane] : 0;
-    ull pos = have ? a.off[u] : 0;
-    const ull end = have ? a.off[u + 1] : 0;
-    while (__any_sync(kFull, pos < end)) {
-      const ull n = end - pos < a.chunk ? end - pos : a.chunk;
-      ufile::dev::Ticket t = ufile::dev::warp_submit_reads(
-          a.v, queue, 0, mine, n * 4, static_cast<int64_t>(a.cols_off + pos * 4));
-      const int64_t r = ufile::dev::warp_wait_each(a.v, t);
-      __syncwarp();  // every lane's buffer, filled by the warp, is seen by all
-      const bool again = r == -UFILE_DEVIO_EAGAIN;
-      const bool bad = !again && r != static_cast<int64_t>(n * 4);
-      if (bad)
-        atomicCAS(reinterpret_cast<ull *>(a.error), 0ull, static_cast<ull>(r < 0 ? r : -EIO));
-      if (__any_sync(kFull, bad)) return;
-      const ull got = again ? 0 : n;
-      if (got > 0) atomicAdd(a.bytes, got * 4);
-      VisitLanes(a, warp_buf, u, got);
-      pos += got;
-      if (__any_sync(kFull, again)) __nanosleep(1000);
+  Plan &p = plans[w];
+  for (;;) {
+    if (lane == 0) p.i = atomicAdd(a.cursor, static_cast<ull>(kSegment)), p.pos = 0;
+    __syncwarp();
+    const ull begin = p.i;
+    if (begin >= a.ncur) return;
+    const ull end = begin + kSegment < a.ncur ? begin + kSegment : a.ncur;
+    for (;;) {
+      const bool more = p.i < end;
+      __syncwarp();  // every lane has read p.i before lane 0 moves it
+      if (!more) break;
+      if (lane == 0) PlanRound(a, p, end);
+      __syncwarp();
+      if (!ReadRound(a, p, queue, warp_buf)) return;
+      for (uint32_t k = 0; k < p.npieces; k++) {
+        const Piece pc = p.pieces[k];
+        const uint32_t *src = warp_buf + static_cast<ull>(pc.lane) * a.chunk + pc.at;
+        for (uint32_t j = lane; j < pc.n; j += 32)
+          Visit(src[j], pc.u, a.nv, a.parent, a.next, a.nnext);
+      }
+      __syncwarp();  // the plan is rewritten next round
     }
     if (__any_sync(kFull, *reinterpret_cast<volatile long long *>(a.error) != 0)) return;
   }
@@ -118,7 +184,7 @@ void PreferBlockingSync() {
 
 // Frontier arrays and the parent array, shared by both searches.
 struct Search {
-  ull *parent = nullptr, *counters = nullptr;  // counters: nnext, bytes, error
+  ull *parent = nullptr, *counters = nullptr;  // nnext, bytes, error, cursor
   uint32_t *cur = nullptr, *next = nullptr;
 };
 
@@ -126,7 +192,7 @@ int AllocSearch(Search *s, uint64_t nv, std::string *err) {
   G500_CUDA(cudaMalloc(&s->parent, nv * sizeof(ull)), "cudaMalloc parent");
   G500_CUDA(cudaMalloc(&s->cur, nv * sizeof(uint32_t)), "cudaMalloc frontier");
   G500_CUDA(cudaMalloc(&s->next, nv * sizeof(uint32_t)), "cudaMalloc frontier");
-  G500_CUDA(cudaMalloc(&s->counters, 3 * sizeof(ull)), "cudaMalloc counters");
+  G500_CUDA(cudaMalloc(&s->counters, 4 * sizeof(ull)), "cudaMalloc counters");
   return 0;
 }
 
@@ -142,7 +208,7 @@ int StartSearch(Search *s, uint64_t nv, uint64_t root, std::string *err) {
   const ull r = root;
   const uint32_t r32 = static_cast<uint32_t>(root);
   G500_CUDA(cudaMemset(s->parent, 0xff, nv * sizeof(ull)), "cudaMemset parent");
-  G500_CUDA(cudaMemset(s->counters, 0, 3 * sizeof(ull)), "cudaMemset counters");
+  G500_CUDA(cudaMemset(s->counters, 0, 4 * sizeof(ull)), "cudaMemset counters");
   G500_CUDA(cudaMemcpy(s->parent + root, &r, sizeof r, cudaMemcpyHostToDevice), "set root");
   G500_CUDA(cudaMemcpy(s->cur, &r32, sizeof r32, cudaMemcpyHostToDevice), "set frontier");
   return 0;
@@ -152,11 +218,12 @@ int StartSearch(Search *s, uint64_t nv, uint64_t root, std::string *err) {
 int EndLevel(Search *s, ull *ncur, long long *error, std::string *err) {
   G500_CUDA(cudaGetLastError(), "level kernel launch");
   G500_CUDA(cudaDeviceSynchronize(), "level kernel");
-  ull c[3];
+  ull c[4];
   G500_CUDA(cudaMemcpy(c, s->counters, sizeof c, cudaMemcpyDeviceToHost), "read counters");
   *ncur = c[0];
   *error = static_cast<long long>(c[2]);
   G500_CUDA(cudaMemset(s->counters, 0, sizeof(ull)), "reset frontier count");
+  G500_CUDA(cudaMemset(s->counters + 3, 0, sizeof(ull)), "reset frontier cursor");
   uint32_t *t = s->cur;
   s->cur = s->next;
   s->next = t;
@@ -218,11 +285,28 @@ struct DevioGraph {
   uint32_t *scratch = nullptr;
   uint64_t nv = 0, cols_off = 0;
   unsigned warps = 0;
-  uint32_t chunk = 0;
+  uint32_t chunk = 0, gap = 0;
+  int key_bits = 0;
+  void *sort_tmp = nullptr;
+  size_t sort_bytes = 0;
   Search s;
 };
 
 namespace {
+
+// Sorts the frontier (cur), so that lists are read in file order.
+int SortFrontier(DevioGraph *g, ull ncur, std::string *err) {
+  if (ncur < 2) return 0;
+  cub::DoubleBuffer<uint32_t> keys(g->s.cur, g->s.next);
+  G500_CUDA(cub::DeviceRadixSort::SortKeys(g->sort_tmp, g->sort_bytes, keys, static_cast<int>(ncur),
+                                           0, g->key_bits),
+            "frontier sort");
+  if (keys.Current() != g->s.cur) {
+    g->s.next = g->s.cur;
+    g->s.cur = keys.Current();
+  }
+  return 0;
+}
 
 int CreateQueues(DevioGraph *g, CUfileHandle_t fh, const DevioOptions &o, std::string *err) {
   ufile_devio_params_t p;
@@ -242,17 +326,23 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
               const DevioOptions &o, DevioGraph **out, std::string *err) {
   if (o.queues == 0 || o.depth < 32 || o.staging_bytes < 4)
     return *err = "queues, depth (>= 32) and staging_bytes must be positive", -EINVAL;
+  if (nv > 0x7fffffffu) return *err = "more vertices than the frontier sort takes", -EINVAL;
   PreferBlockingSync();
   auto *g = new DevioGraph;
   *out = g;
   g->nv = nv;
   g->cols_off = cols_off;
-  constexpr unsigned kWarpsPerBlock = kBlock / 32;
   const unsigned warps = o.warps > 0 ? o.warps : o.queues * o.depth / 32;
   g->warps = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock;
   g->chunk = static_cast<uint32_t>(o.staging_bytes / 4);
+  g->gap = static_cast<uint32_t>(o.merge_gap_bytes / 4);
+  while (g->key_bits < 32 && (uint64_t{1} << g->key_bits) < nv) g->key_bits++;
+  cub::DoubleBuffer<uint32_t> keys(nullptr, nullptr);
+  G500_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, g->sort_bytes, keys, static_cast<int>(nv), 0,
+                                           g->key_bits),
+            "frontier sort size");
   const uint64_t scratch = uint64_t{g->warps} * 32 * g->chunk * sizeof(uint32_t);
-  const uint64_t need = (nv + 1) * 8 + nv * 16 + scratch;
+  const uint64_t need = (nv + 1) * 8 + nv * 16 + scratch + g->sort_bytes;
   size_t free_b = 0, total_b = 0;
   G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
   if (need > free_b)
@@ -263,6 +353,7 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
   G500_CUDA(cudaMemcpy(g->off, offsets, (nv + 1) * sizeof(ull), cudaMemcpyHostToDevice),
             "copy row offsets");
   G500_CUDA(cudaMalloc(&g->scratch, scratch), "cudaMalloc read buffers");
+  G500_CUDA(cudaMalloc(&g->sort_tmp, g->sort_bytes), "cudaMalloc sort space");
   const int rc = AllocSearch(&g->s, nv, err);
   return rc != 0 ? rc : CreateQueues(g, fh, o, err);
 }
@@ -273,6 +364,8 @@ int BfsDevio(DevioGraph *g, uint64_t root, int64_t *parent, DevioStats *stats, s
   ull ncur = 1;
   long long error = 0;
   while (rc == 0 && ncur > 0) {
+    rc = SortFrontier(g, ncur, err);
+    if (rc != 0) return rc;
     const LevelArgs a{g->q.view(),
                       g->off,
                       g->nv,
@@ -284,8 +377,10 @@ int BfsDevio(DevioGraph *g, uint64_t root, int64_t *parent, DevioStats *stats, s
                       g->s.counters,
                       g->scratch,
                       g->chunk,
+                      g->gap,
                       g->s.counters + 1,
-                      reinterpret_cast<long long *>(g->s.counters + 2)};
+                      reinterpret_cast<long long *>(g->s.counters + 2),
+                      g->s.counters + 3};
     DevioLevel<<<g->warps * 32 / kBlock, kBlock>>>(a);
     rc = EndLevel(&g->s, &ncur, &error, err);
     stats->levels++;
@@ -310,6 +405,7 @@ void CloseDevio(DevioGraph *g) {
   (void)g->q.Destroy();
   cudaFree(g->off);
   cudaFree(g->scratch);
+  cudaFree(g->sort_tmp);
   FreeSearch(&g->s);
   delete g;
 }

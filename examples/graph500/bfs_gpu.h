@@ -3,15 +3,19 @@
 // types only, so that the CUDA file needs no C++20 header.
 //
 // MemGraph: the whole CSR in device memory, the in-memory ceiling.
-// DevioGraph: only the row offsets in device memory; kernels read each
-// frontier vertex's neighbour list from the graph file themselves, through
-// ufile's device queues (warp_submit_reads, one request per lane), into a
-// per-lane device buffer. The host only launches one kernel per level.
+// DevioGraph: only the row offsets (and the search's arrays) in device
+// memory; kernels read the frontier's neighbour lists from the graph file
+// themselves, through ufile's device queues, into per-lane device buffers.
+// Each level the frontier is sorted (CUB radix sort); warps take segments of
+// it, and a warp's round is up to 32 requests (warp_submit_reads, one
+// doorbell), each covering the lists of consecutive frontier vertices
+// (across gaps up to merge_gap_bytes) or a piece of a long one. The host
+// sorts and launches, once a level, and nothing else.
 //
 // Every call returns 0 or a negative errno and then sets *err. Upload and
-// Open set *out even when they fail: release it with FreeGraph / CloseDevio. parent is a
-// host array of nv entries: the root's is itself, an unreached vertex's -1.
-// Neither object may be used by two threads at once.
+// Open set *out even when they fail: release it with FreeGraph / CloseDevio.
+// parent is a host array of nv entries: the root's is itself, an unreached
+// vertex's -1. Neither object may be used by two threads at once.
 #pragma once
 
 #include <cufile.h>
@@ -29,10 +33,11 @@ void FreeGraph(MemGraph *g);
 
 struct DevioOptions {
   unsigned queues = 16;
-  unsigned depth = 512;            // slots a queue
-  uint64_t staging_bytes = 16384;  // the largest read a lane makes
-  unsigned warps = 0;              // 0: queues * depth / 32 (one slot per lane)
-  unsigned sq_threads = 0;         // 0: the library's default
+  unsigned depth = 512;             // slots a queue
+  uint64_t staging_bytes = 16384;   // the largest read a lane makes
+  uint64_t merge_gap_bytes = 4096;  // one request reads across gaps up to this
+  unsigned warps = 0;               // 0: queues * depth / 32 (one slot per lane)
+  unsigned sq_threads = 0;          // 0: the library's default
 };
 
 struct DevioStats {

@@ -135,9 +135,11 @@ g500::Status Prepare(const std::string &mode, const Args &a, const g500::Csr &g,
     rc =
         g500::gpu::UploadGraph(g.offsets().data(), g.cols().data(), g.nv(), g.ne(), &gpu.mem, &err);
   if (mode == "gpu-devio" && gpu.dio == nullptr) {
-    const g500::gpu::DevioOptions o{static_cast<unsigned>(a.queues), static_cast<unsigned>(a.depth),
-                                    a.staging, static_cast<unsigned>(a.warps),
-                                    static_cast<unsigned>(a.sqthreads)};
+    const g500::gpu::DevioOptions o{.queues = static_cast<unsigned>(a.queues),
+                                    .depth = static_cast<unsigned>(a.depth),
+                                    .staging_bytes = a.staging,
+                                    .warps = static_cast<unsigned>(a.warps),
+                                    .sq_threads = static_cast<unsigned>(a.sqthreads)};
     rc = g500::gpu::OpenDevio(f.handle(), f.offsets().data(), g.nv(), g.header().cols_off, o,
                               &gpu.dio, &err);
   }
