@@ -118,6 +118,10 @@ bool Csr::HasEdge(uint64_t v, uint32_t u) const {
   return std::binary_search(row.begin(), row.end(), u);
 }
 
+void Csr::ReleaseMappedPages() const {
+  if (map_ != nullptr) madvise(map_, map_len_, MADV_DONTNEED);
+}
+
 Status WriteCsr(const Csr &g, const std::string &path) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create", path);

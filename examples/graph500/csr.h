@@ -67,6 +67,10 @@ class Csr {
   uint64_t Degree(uint64_t v) const { return offsets_[v + 1] - offsets_[v]; }
   // Whether u is in v's (sorted) row.
   bool HasEdge(uint64_t v, uint32_t u) const;
+  // A mapped file's pages leave this process's page tables (they are read
+  // again on the next access), so that posix_fadvise(DONTNEED) can drop them
+  // from the page cache. Nothing for arrays in memory.
+  void ReleaseMappedPages() const;
 
  private:
   friend Status MapCsr(const std::string &path, Csr *out);

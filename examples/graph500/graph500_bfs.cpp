@@ -194,7 +194,10 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g, const g5
   g500::FileBfsStats st;
   double wall = 0, cpu = 0;
   for (uint64_t root : roots) {
-    if (a.cold) posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    if (a.cold) {  // mapped pages are not dropped: unmap them first
+      g.ReleaseMappedPages();
+      posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
+    }
     const double c0 = g500::CpuSeconds(), t0 = g500::Now();
     const g500::Status s = Search(mode, a, g, f, gpu, root, &parent, &st);
     const double t1 = g500::Now();

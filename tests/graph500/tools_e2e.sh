@@ -18,6 +18,10 @@ echo "$out"
 [ "$(echo "$out" | grep -c ": validation: passed (16 of 16 trees)")" -eq 3 ] || fail "not 3 validated modes"
 [ "$(echo "$out" | grep -c ': NBFS: 16')" -eq 3 ] || fail "not 16 searches a mode"
 echo "$out" | grep -q '^file: bytes_read: [1-9]' || fail "file mode read nothing"
+out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m file,host -n 4 -t 2 --cold --validate 2 2>&1) ||
+  fail "--cold run: $out"
+echo "$out" | grep -q '^file: mode: file (cold page cache)' || fail "--cold not reported"
+[ "$(echo "$out" | grep -c ": validation: passed (2 of 4 trees)")" -eq 2 ] || fail "--validate 2"
 
 timeout 10 "$gen" -s 0 -o "$dir/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s 0 not a usage error"
 timeout 10 "$bfs" -f "$dir/g.g500" -m nope >/dev/null 2>&1; [ $? -eq 2 ] || fail "-m nope not a usage error"
