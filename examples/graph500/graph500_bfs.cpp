@@ -7,15 +7,17 @@
 // time of the searches alone).
 //
 //   graph500-bfs -f FILE [-m MODES] [-n ROOTS] [-t THREADS] [--seed N]
-//                [--cold] [--validate N]
+//                [--cold] [--validate N] [--gap BYTES] [GPU options]
 //
 // MODES, comma-separated: host (CPU over the mapped file, the page cache),
 // host-do (the same, direction-optimizing), file (host-driven cuFileRead of
 // neighbour lists); where built with CUDA, gpu-mem (the whole graph in GPU
 // memory) and gpu-devio (row offsets in GPU memory, neighbour lists read by
 // the kernels through ufile's device queues; --queues, --depth, --staging,
-// --warps, --sqthreads size them). construction_time is the upload of the
-// GPU modes' arrays. --cold drops the file's pages before each search.
+// --warps, --sqthreads size them). --gap: file and gpu-devio read two lists
+// in one request across a gap up to this many bytes. construction_time is
+// the upload of the GPU modes' arrays. --cold drops the file's pages before
+// each search. --validate N: only the first N roots' trees are validated.
 // Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
 #include <fcntl.h>
 #include <unistd.h>
@@ -45,7 +47,7 @@ struct Args {
   uint64_t roots = 64, seed = 2, threads = 0;
   bool cold = false;
   uint64_t validate = UINT64_MAX;  // trees validated a mode: the first N roots' (default all)
-  uint64_t queues = 16, depth = 512, staging = 16384, warps = 0, sqthreads = 0;
+  uint64_t queues = 16, depth = 512, staging = 16384, warps = 0, sqthreads = 0, gap = 4096;
 };
 
 bool KnownMode(const std::string &m) {
@@ -74,7 +76,8 @@ int Usage(const std::string &why) {
                "graph500-bfs: %s\n"
                "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio]"
                " [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)] [--seed N] [--cold]"
-               " [--validate N(all)] [--queues N] [--depth N] [--staging BYTES] [--warps N]"
+               " [--validate N(all)] [--gap BYTES(4096)] [--queues N] [--depth N] [--staging "
+               "BYTES] [--warps N]"
                " [--sqthreads N]\n",
                why.c_str());
   return 2;
@@ -100,6 +103,8 @@ bool Parse(int argc, char **argv, Args *a, std::string *why) {
       ok = g500::ParseU64(v, 0, UINT64_MAX, &a->validate);
     else if (k == "--seed")
       ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
+    else if (k == "--gap")
+      ok = g500::ParseU64(v, 0, 1 << 24, &a->gap);
     else if (k == "--queues")
       ok = g500::ParseU64(v, 1, 1024, &a->queues);
     else if (k == "--depth")
@@ -138,6 +143,7 @@ g500::Status Prepare(const std::string &mode, const Args &a, const g500::Csr &g,
     const g500::gpu::DevioOptions o{.queues = static_cast<unsigned>(a.queues),
                                     .depth = static_cast<unsigned>(a.depth),
                                     .staging_bytes = a.staging,
+                                    .merge_gap_bytes = a.gap,
                                     .warps = static_cast<unsigned>(a.warps),
                                     .sq_threads = static_cast<unsigned>(a.sqthreads)};
     rc = g500::gpu::OpenDevio(f.handle(), f.offsets().data(), g.nv(), g.header().cols_off, o,
@@ -154,7 +160,8 @@ g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
                     const g500::GraphFile &f, Gpu &gpu, uint64_t root, std::vector<int64_t> *parent,
                     g500::FileBfsStats *st) {
   const auto threads = static_cast<unsigned>(a.threads);
-  if (mode == "file") return g500::FileBfs(f, root, {.threads = threads}, parent, st);
+  if (mode == "file")
+    return g500::FileBfs(f, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent, st);
 #ifdef G500_HAVE_GPU
   if (mode == "gpu-mem" || mode == "gpu-devio") {
     std::string err;
