@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: Apache-2.0
+// Shared pieces of the Graph500 example: a status value and a parallel loop
+// over std::thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace g500 {
+
+// 0 and an empty message on success; otherwise a negative errno (or -EINVAL
+// for bad data) and what failed.
+struct Status {
+  int code = 0;
+  std::string msg;
+  bool ok() const { return code == 0; }
+  static Status Ok() { return {}; }
+  static Status Error(int c, std::string m) { return {c, std::move(m)}; }
+};
+
+// The number of worker threads to use: n, or every hardware thread if 0.
+inline unsigned Threads(unsigned n) {
+  if (n > 0) return n;
+  const unsigned hw = std::thread::hardware_concurrency();
+  return hw > 0 ? hw : 1;
+}
+
+// Calls fn(begin, end, worker) on `threads` contiguous slices of [0, n).
+template <class Fn>
+void ParallelFor(uint64_t n, unsigned threads, Fn &&fn) {
+  threads = Threads(threads);
+  if (threads == 1 || n < 2 * threads) {
+    fn(uint64_t{0}, n, 0u);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(threads);
+  for (unsigned t = 0; t < threads; t++) {
+    const uint64_t b = n * t / threads, e = n * (t + 1) / threads;
+    pool.emplace_back([&fn, b, e, t] { fn(b, e, t); });
+  }
+  for (auto &th : pool) th.join();
+}
+
+// SplitMix64's finaliser: a counter-based generator, so that any edge or
+// draw can be computed on its own, by any thread, in any order.
+inline uint64_t Mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A stream of 64-bit draws from one seed, and unbiased draws in [0, bound).
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : state_(Mix64(seed ^ 0x6a09e667f3bcc908ull)) {}
+  uint64_t Next() { return Mix64(state_++); }
+  uint64_t Below(uint64_t bound) {  // bound > 0; rejection keeps it unbiased
+    const uint64_t limit = UINT64_MAX - UINT64_MAX % bound;
+    uint64_t r;
+    do r = Next();
+    while (r >= limit);
+    return r % bound;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+}  // namespace g500

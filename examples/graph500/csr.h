@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+// The graph file: a Graph500 graph in compressed sparse rows, every input
+// edge stored in both directions (a self-loop twice in its vertex's row),
+// duplicates kept, each row sorted.
+//
+//   bytes 0..4095      CsrHeader, zero-padded
+//   offsets_off        nv + 1 row offsets, uint64, little-endian
+//   cols_off           ne column indices, uint32 (4096-aligned)
+//
+// Row v's neighbours are the ne entries [offsets[v], offsets[v+1]), at byte
+// cols_off + 4 * offsets[v] of the file. A Csr owns its arrays (vectors) or
+// maps the file read-only; either way it is immutable and may be read by
+// any number of threads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace g500 {
+
+inline constexpr char kCsrMagic[8] = {'G', '5', '0', '0', 'C', 'S', 'R', '\0'};
+inline constexpr uint32_t kCsrVersion = 1;
+inline constexpr uint64_t kCsrAlign = 4096;
+
+struct CsrHeader {
+  char magic[8];
+  uint32_t version;
+  uint32_t scale;       // nv = 2^scale
+  uint32_t edgefactor;  // input edges = edgefactor * nv
+  uint32_t reserved;
+  uint64_t nv;           // vertices
+  uint64_t ne;           // column indices: 2 x input edges
+  uint64_t seed;         // the generator's seed
+  uint64_t offsets_off;  // byte offset of the row offsets
+  uint64_t cols_off;     // byte offset of the column indices
+};
+
+class Csr;
+Status MapCsr(const std::string &path, Csr *out);
+
+class Csr {
+ public:
+  Csr() = default;
+  Csr(const Csr &) = delete;
+  Csr &operator=(const Csr &) = delete;
+  Csr(Csr &&o) noexcept;
+  Csr &operator=(Csr &&o) noexcept;
+  ~Csr();
+
+  // Takes the arrays; fills the header's counts and layout.
+  static Csr FromArrays(uint32_t scale, uint32_t edgefactor, uint64_t seed,
+                        std::vector<uint64_t> offsets, std::vector<uint32_t> cols);
+
+  const CsrHeader &header() const { return h_; }
+  uint64_t nv() const { return h_.nv; }
+  uint64_t ne() const { return h_.ne; }
+  std::span<const uint64_t> offsets() const { return offsets_; }
+  std::span<const uint32_t> cols() const { return cols_; }
+  std::span<const uint32_t> Row(uint64_t v) const {
+    return cols_.subspan(offsets_[v], offsets_[v + 1] - offsets_[v]);
+  }
+  uint64_t Degree(uint64_t v) const { return offsets_[v + 1] - offsets_[v]; }
+  // Whether u is in v's (sorted) row.
+  bool HasEdge(uint64_t v, uint32_t u) const;
+  // A mapped file's pages leave this process's page tables (they are read
+  // again on the next access), so that posix_fadvise(DONTNEED) can drop them
+  // from the page cache. Nothing for arrays in memory.
+  void ReleaseMappedPages() const;
+
+ private:
+  friend Status MapCsr(const std::string &path, Csr *out);
+  void Release();
+  CsrHeader h_{};
+  std::span<const uint64_t> offsets_;
+  std::span<const uint32_t> cols_;
+  std::vector<uint64_t> own_offsets_;
+  std::vector<uint32_t> own_cols_;
+  void *map_ = nullptr;
+  size_t map_len_ = 0;
+};
+
+// The header's layout for nv vertices and ne column indices.
+uint64_t CsrOffsetsOffset();
+uint64_t CsrColsOffset(uint64_t nv);
+uint64_t CsrFileSize(uint64_t nv, uint64_t ne);
+
+// Writes g to path (created or truncated), then fsyncs it.
+Status WriteCsr(const Csr &g, const std::string &path);
+// Reads and checks the header only (magic, version, sizes against the file).
+Status ReadCsrHeader(const std::string &path, CsrHeader *out);
+// Maps the file read-only (the page cache is the memory); checks the header
+// and that the offsets are monotonic and end at ne.
+Status MapCsr(const std::string &path, Csr *out);
+
+}  // namespace g500

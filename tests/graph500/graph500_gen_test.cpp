@@ -1,0 +1,205 @@
+// SPDX-License-Identifier: Apache-2.0
+// The Graph500 example's generator, graph file and statistics: the same
+// graph for a seed whatever the threads, Kronecker quadrant frequencies and a
+// skewed degree distribution, the file read back as written, damaged files
+// refused with a reason, the search keys and the output statistics.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "bfs_file.h"
+#include "kronecker.h"
+#include "stats.h"
+#include "support/test_util.h"
+
+namespace g500 {
+namespace {
+
+Csr Generate(uint32_t scale, uint64_t seed, unsigned threads) {
+  Csr g;
+  const Status s = GenerateKronecker({.scale = scale, .seed = seed, .threads = threads}, &g);
+  EXPECT_TRUE(s.ok()) << s.msg;
+  return g;
+}
+
+bool SameGraph(const Csr &a, const Csr &b) {
+  return a.nv() == b.nv() &&
+         std::equal(a.offsets().begin(), a.offsets().end(), b.offsets().begin(),
+                    b.offsets().end()) &&
+         std::equal(a.cols().begin(), a.cols().end(), b.cols().begin(), b.cols().end());
+}
+
+TEST(Kronecker, SameSeedSameGraphWhateverTheThreads) {
+  for (uint32_t scale : {10u, 12u}) {
+    const Csr one = Generate(scale, 7, 1);
+    EXPECT_TRUE(SameGraph(one, Generate(scale, 7, 3))) << "scale " << scale;
+    EXPECT_TRUE(SameGraph(one, Generate(scale, 7, 8))) << "scale " << scale;
+    EXPECT_FALSE(SameGraph(one, Generate(scale, 8, 1))) << "scale " << scale;
+  }
+}
+
+TEST(Kronecker, CountsAndRows) {
+  for (uint32_t scale = 10; scale <= 14; scale++) {
+    const Csr g = Generate(scale, 1, 0);
+    const uint64_t nv = uint64_t{1} << scale;
+    ASSERT_EQ(g.nv(), nv);
+    ASSERT_EQ(g.ne(), 2 * 16 * nv);  // both directions of every input edge
+    ASSERT_EQ(g.offsets()[nv], g.ne());
+    for (uint64_t v = 0; v < nv; v++) {
+      const auto row = g.Row(v);
+      ASSERT_TRUE(std::is_sorted(row.begin(), row.end())) << v;
+      ASSERT_TRUE(row.empty() || row.back() < nv) << v;
+    }
+  }
+}
+
+// Undirected: u in v's row as many times as v in u's.
+TEST(Kronecker, RowsAreSymmetric) {
+  const Csr g = Generate(11, 3, 0);
+  for (uint64_t v = 0; v < g.nv(); v++)
+    for (uint32_t u : g.Row(v)) {
+      const auto ru = g.Row(u), rv = g.Row(v);
+      ASSERT_EQ(std::count(ru.begin(), ru.end(), static_cast<uint32_t>(v)),
+                std::count(rv.begin(), rv.end(), u))
+          << v << " - " << u;
+    }
+}
+
+// Each level picks quadrant (0,0), (0,1), (1,0), (1,1) with A, B, C, D.
+TEST(Kronecker, QuadrantFrequenciesMatchTheInitiator) {
+  const uint32_t scale = 8;
+  const uint64_t n = 200000;
+  double q[4] = {0, 0, 0, 0};
+  for (uint64_t i = 0; i < n; i++) {
+    const auto [u, v] = KroneckerEdge(scale, 5, i);
+    for (uint32_t b = 0; b < scale; b++) q[((u >> b) & 1) * 2 + ((v >> b) & 1)] += 1;
+  }
+  const double want[4] = {0.57, 0.19, 0.19, 0.05};
+  for (int k = 0; k < 4; k++) EXPECT_NEAR(q[k] / (n * scale), want[k], 0.003) << "quadrant " << k;
+}
+
+// A skewed graph: a few hubs, many vertices of low or no degree.
+TEST(Kronecker, DegreesAreSkewed) {
+  const Csr g = Generate(14, 1, 0);
+  uint64_t max_deg = 0, isolated = 0;
+  for (uint64_t v = 0; v < g.nv(); v++) {
+    max_deg = std::max(max_deg, g.Degree(v));
+    isolated += g.Degree(v) == 0;
+  }
+  EXPECT_GT(max_deg, 50u * 32);  // the mean degree is 32
+  EXPECT_GT(isolated, g.nv() / 10);
+  EXPECT_LT(isolated, g.nv() * 7 / 10);
+}
+
+TEST(Kronecker, PermutationIsAPermutation) {
+  const auto p = VertexPermutation(12, 9);
+  std::vector<uint32_t> s(p);
+  std::sort(s.begin(), s.end());
+  for (uint32_t i = 0; i < s.size(); i++) ASSERT_EQ(s[i], i);
+  EXPECT_FALSE(std::is_sorted(p.begin(), p.end()));
+  EXPECT_EQ(p, VertexPermutation(12, 9));
+}
+
+TEST(Kronecker, BadParametersAreRefused) {
+  Csr g;
+  for (KroneckerParams p : {KroneckerParams{.scale = 0}, KroneckerParams{.scale = 33},
+                            KroneckerParams{.scale = 4, .edgefactor = 0}}) {
+    const Status s = GenerateKronecker(p, &g);
+    EXPECT_EQ(s.code, -EINVAL) << p.scale << " " << p.edgefactor;
+    EXPECT_NE(s.msg.find("scale must be"), std::string::npos) << s.msg;
+  }
+}
+
+TEST(CsrFile, RoundTrip) {
+  ufile::test::TempDir dir;
+  const Csr g = Generate(12, 4, 0);
+  const std::string path = dir.File("g.g500");
+  ASSERT_TRUE(WriteCsr(g, path).ok());
+  Csr m;
+  const Status s = MapCsr(path, &m);
+  ASSERT_TRUE(s.ok()) << s.msg;
+  EXPECT_EQ(0, std::memcmp(&g.header(), &m.header(), sizeof(CsrHeader)));
+  EXPECT_TRUE(SameGraph(g, m));
+  GraphFile f;
+  ASSERT_TRUE(f.Open(path).ok());
+  const uint64_t v = 77, n = g.Degree(v);
+  std::vector<uint32_t> row(n + 1);
+  ASSERT_EQ(f.ReadCols(row.data(), g.offsets()[v], n), static_cast<int64_t>(4 * n));
+  EXPECT_TRUE(std::equal(row.begin(), row.begin() + static_cast<ptrdiff_t>(n), g.Row(v).begin()));
+  std::vector<uint32_t> tail(8);  // past the end: a short read, no error
+  EXPECT_EQ(f.ReadCols(tail.data(), g.ne() - 2, 8), 8);
+}
+
+// A damaged file: each refused with -EINVAL (or its errno) and a reason.
+TEST(CsrFile, DamagedFilesAreRefused) {
+  ufile::test::TempDir dir;
+  const std::string good = dir.File("good.g500");
+  ASSERT_TRUE(WriteCsr(Generate(10, 1, 0), good).ok());
+  const auto bytes = ufile::test::ReadWholeFile(good);
+  struct Case {
+    const char *name;
+    size_t at;  // byte to change, or SIZE_MAX to truncate
+    uint8_t value;
+    const char *reason;
+  } cases[] = {
+      {"magic", 0, 'X', "magic"},
+      {"version", 8, 9, "version"},
+      {"scale", 12, 11, "scale/nv"},
+      {"truncated", SIZE_MAX, 0, "size"},
+      {"offsets", 4096 + 8 * 5 + 7, 0x7f, "row offsets"},
+  };
+  for (const Case &c : cases) {
+    auto b = bytes;
+    if (c.at == SIZE_MAX)
+      b.resize(b.size() - 4);
+    else
+      b[c.at] = c.value;
+    const std::string path = dir.File(std::string(c.name) + ".g500");
+    ufile::test::WriteWholeFile(path, b);
+    Csr m;
+    const Status s = MapCsr(path, &m);
+    EXPECT_EQ(s.code, -EINVAL) << c.name << ": " << s.msg;
+    EXPECT_NE(s.msg.find(c.reason), std::string::npos) << c.name << ": " << s.msg;
+  }
+  Csr m;
+  EXPECT_EQ(MapCsr(dir.File("missing"), &m).code, -ENOENT);
+  GraphFile f;
+  EXPECT_EQ(f.Open(dir.File("missing")).code, -ENOENT);
+}
+
+TEST(Stats, RootsAreDistinctAndConnected) {
+  const Csr g = Generate(12, 1, 0);
+  const auto roots = SampleRoots(g, 64, 3);
+  ASSERT_EQ(roots.size(), 64u);
+  EXPECT_EQ(std::set<uint64_t>(roots.begin(), roots.end()).size(), 64u);
+  for (uint64_t r : roots) {
+    const auto row = g.Row(r);
+    EXPECT_TRUE(std::any_of(row.begin(), row.end(), [r](uint32_t u) { return u != r; })) << r;
+  }
+  EXPECT_EQ(roots, SampleRoots(g, 64, 3));
+  EXPECT_NE(roots, SampleRoots(g, 64, 4));
+}
+
+TEST(Stats, QuartilesAndHarmonicMean) {
+  std::vector<double> x;
+  for (int i = 64; i >= 1; i--) x.push_back(i);
+  const Summary s = Summarise(x, true);
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 64);
+  EXPECT_EQ(s.q1, 16.5);  // between the 16th and 17th of 64
+  EXPECT_EQ(s.median, 32.5);
+  EXPECT_EQ(s.q3, 48.5);
+  EXPECT_DOUBLE_EQ(s.mean, 32.5);
+  const Summary h = Summarise({1, 2, 4}, true);
+  EXPECT_DOUBLE_EQ(h.hmean, 3 / 1.75);
+  EXPECT_EQ(h.median, 2);
+  EXPECT_GT(h.hstddev, 0);
+}
+
+}  // namespace
+}  // namespace g500

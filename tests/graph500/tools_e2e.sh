@@ -1,0 +1,32 @@
+#!/bin/sh
+# SPDX-License-Identifier: Apache-2.0
+# graph500-gen then graph500-bfs on a scale-12 graph, each under a deadline:
+# every mode's 16 trees valid; usage errors exit 2; a damaged file exits 1
+# with a reason.
+#   tools_e2e.sh GEN BFS TMPDIR
+set -u
+gen=$1 bfs=$2
+dir=$(mktemp -d "$3/g500.XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+timeout 60 "$gen" -s 12 -o "$dir/g.g500" -t 2 || fail "graph500-gen exit $?"
+out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m host,host-do,file -n 16 -t 2 2>&1)
+rc=$?
+echo "$out"
+[ $rc -eq 0 ] || fail "graph500-bfs exit $rc"
+[ "$(echo "$out" | grep -c ": validation: passed (16 of 16 trees)")" -eq 3 ] || fail "not 3 validated modes"
+[ "$(echo "$out" | grep -c ': NBFS: 16')" -eq 3 ] || fail "not 16 searches a mode"
+echo "$out" | grep -q '^file: bytes_read: [1-9]' || fail "file mode read nothing"
+out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m file,host -n 4 -t 2 --cold --validate 2 2>&1) ||
+  fail "--cold run: $out"
+echo "$out" | grep -q '^file: mode: file (cold page cache)' || fail "--cold not reported"
+[ "$(echo "$out" | grep -c ": validation: passed (2 of 4 trees)")" -eq 2 ] || fail "--validate 2"
+
+timeout 10 "$gen" -s 0 -o "$dir/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s 0 not a usage error"
+timeout 10 "$bfs" -f "$dir/g.g500" -m nope >/dev/null 2>&1; [ $? -eq 2 ] || fail "-m nope not a usage error"
+head -c 10000 "$dir/g.g500" > "$dir/short.g500"
+msg=$(timeout 10 "$bfs" -f "$dir/short.g500" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "truncated file: exit $rc"
+echo "$msg" | grep -q 'not a graph file' || fail "truncated file: $msg"
+echo "PASS"
