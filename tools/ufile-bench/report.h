@@ -52,6 +52,10 @@ void PrintTableHeader(const ReportContext &ctx, const RowSpec &spec, int repeats
 void PrintRow(const ReportContext &ctx, const RowResult &row);
 // Text mode, cold runs: how the page cache was dropped ("cold (fadvise)").
 void PrintCacheNote(const ReportContext &ctx, const std::string &cache);
+// Text mode: what a "-" in the rows means, and, for a --compare table in
+// host memory, why it has no ceiling and no ratios.
+void PrintTableNotes(const ReportContext &ctx, const std::vector<RowResult> &rows,
+                     bool gpu_present, bool compare = true);
 // Text mode: the verdict lines under a --compare table.
 void PrintVerdict(const ReportContext &ctx, const RowResult &ufile_row);
 
