@@ -91,6 +91,7 @@ int Main(int argc, char **argv) {
   // The cpu rows never touch the GPU: don't make them wait for CUDA.
   const bool wants_gpu = opt.compare || opt.xfer != Xfer::kCpu;
   Gpu gpu = OpenGpu(wants_gpu ? opt.gpu : -1);
+  if (!wants_gpu) gpu.name = "host memory (cpu rows)";
   // Before the test file is made.
   if (NeedsGpu(opt.xfer) && !gpu.present) {
     std::fprintf(stderr, "ufile-bench: -x %s needs a GPU (%s)\n", XferName(opt.xfer),
@@ -111,6 +112,7 @@ int Main(int argc, char **argv) {
   ctx.file = opt.file;
   ctx.file_size = opt.file_size;
   ctx.gpu = gpu.present ? "GPU " + std::to_string(gpu.index) + " " + gpu.name : gpu.name;
+  ctx.gpu_why = gpu.why;
   ctx.date = UtcNow();
   ctx.host = HostName();
   ctx.json = opt.json;

@@ -63,6 +63,7 @@ void PrintJson(const ReportContext &ctx, const RowResult &r, FILE *out) {
   j["cache"] = r.cache;
   j["odirect"] = r.spec.odirect;
   j["memory"] = ctx.gpu;
+  if (!ctx.gpu_why.empty()) j["memory_why"] = ctx.gpu_why;
   j["repeats"] = r.gbps_runs.size();
   j["gbps"] = Num(r.gbps);
   j["gbps_min"] = Num(r.gbps_min);

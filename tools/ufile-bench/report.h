@@ -39,7 +39,8 @@ void Summarize(const std::vector<Sample> &runs, RowResult *row);
 struct ReportContext {
   std::string file;
   uint64_t file_size = 0;
-  std::string gpu;   // name, or why host memory
+  std::string gpu;      // name, or "host memory (...)" in short
+  std::string gpu_why;  // host memory: why no GPU is used ("" for -d -1)
   std::string date;  // UTC, ISO 8601
   std::string host;
   bool json = false;
