@@ -188,8 +188,28 @@ TEST_F(CheckTool, MissingPathFails) {
 }
 
 TEST_F(CheckTool, BadUsage) {
-  EXPECT_EQ(RunTool(Tool(), {"--no-such-option"}).exit_code, 2);
-  EXPECT_EQ(RunTool(Tool(), {"--help"}).exit_code, 0);
+  const ToolRun bad = RunTool(Tool(), {"--no-such-option"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_NE(bad.out.find("ufile-check: unknown option --no-such-option\n"), std::string::npos)
+      << bad.out;
+  for (const char *help : {"--help", "-h"}) {
+    const ToolRun run = RunTool(Tool(), {help});
+    EXPECT_EQ(run.exit_code, 0) << help << ": " << run.out;
+    EXPECT_EQ(run.out.rfind("usage: ufile-check", 0), 0u) << help << ": " << run.out;
+  }
+}
+
+// Device-initiated I/O runs kernels: with no usable GPU the tool says it
+// cannot run, and why, whatever io_uring offers.
+TEST_F(CheckTool, DeviceInitiatedIoNeedsAGpu) {
+  const ToolRun run = RunTool(Tool(), {}, dir_.path());
+  const std::string gpu = CheckLine(run.out, "GPU");
+  if (gpu.rfind("none usable: ", 0) != 0) GTEST_SKIP() << "a GPU is usable here";
+  const std::string why = gpu.substr(13, gpu.find(';') - 13);
+  EXPECT_EQ(CheckLine(run.out, "device-initiated I/O"),
+            "cannot run here: no usable GPU (" + why + ")")
+      << run.out;
+  EXPECT_EQ(run.out.find("can run here"), std::string::npos) << run.out;
 }
 
 }  // namespace

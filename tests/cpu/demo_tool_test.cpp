@@ -38,6 +38,21 @@ class DemoTool : public ::testing::Test {
   ScopedEnv log_{"CUFILE_LOGFILE_PATH", dir_.File("cufile.log")};
 };
 
+TEST_F(DemoTool, HelpAndUnknownOptions) {
+  for (const char *help : {"--help", "-h"}) {
+    const ToolRun run = RunTool(Tool(), {help}, dir_.path());
+    EXPECT_EQ(run.exit_code, 0) << help << ": " << run.out;
+    EXPECT_EQ(run.out.find("ufile-demo: "), std::string::npos) << help << ": " << run.out;
+    EXPECT_NE(run.out.find("usage: "), std::string::npos) << help << ": " << run.out;
+  }
+  const ToolRun bad = RunTool(Tool(), {"--bogus"}, dir_.path());
+  EXPECT_EQ(bad.exit_code, 2) << bad.out;
+  EXPECT_EQ(bad.out.rfind("ufile-demo: unknown option --bogus\n", 0), 0u) << bad.out;
+  const ToolRun bare = RunTool(Tool(), {"-f"}, dir_.path());
+  EXPECT_EQ(bare.exit_code, 2) << bare.out;
+  EXPECT_EQ(bare.out.rfind("ufile-demo: -f needs a value\n", 0), 0u) << bare.out;
+}
+
 TEST_F(DemoTool, BadSizesAreUsageErrors) {
   for (const char *s : {"-1", "0", "99999999999", "1048577", "abc", "12x", ""}) {
     const ToolRun run = RunTool(Tool(), {"-s", s, "-f", dir_.File("d.bin")}, dir_.path());

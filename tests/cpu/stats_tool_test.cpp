@@ -155,6 +155,23 @@ TEST_F(StatsTool, ReportsStaleSegmentOfDeadProcess) {
   EXPECT_NE(run.out.find("rm /dev/shm/ufile-stats-" + Pid()), std::string::npos) << run.out;
 }
 
+// --help and -h print the usage on stdout and exit 0; an unknown option is
+// named (exit status 1, usage, as docs/STATS.md says).
+TEST(StatsToolUsage, HelpAndUnknownOptions) {
+  if (Tool().empty()) GTEST_SKIP() << "ufile-stats not built";
+  for (const char *help : {"--help", "-h"}) {
+    const ToolRun run = RunTool(Tool(), {help});
+    EXPECT_EQ(run.exit_code, 0) << help << ": " << run.out;
+    EXPECT_EQ(run.out.rfind("usage: ufile-stats", 0), 0u) << help << ": " << run.out;
+  }
+  for (const char *bad : {"--bogus", "-x"}) {
+    const ToolRun run = RunTool(Tool(), {bad, "-p", "1"});
+    EXPECT_EQ(run.exit_code, 1) << bad << ": " << run.out;
+    EXPECT_EQ(run.out.rfind(std::string("ufile-stats: unknown option ") + bad + "\n", 0), 0u)
+        << run.out;
+  }
+}
+
 TEST(StatsToolUsage, RefusesBadArgumentsAndSilentProcesses) {
   if (Tool().empty()) GTEST_SKIP() << "ufile-stats not built";
   EXPECT_EQ(RunTool(Tool(), {}).exit_code, 1);

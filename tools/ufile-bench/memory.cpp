@@ -37,7 +37,8 @@ Gpu OpenGpu(int index) {
   }
   ufile::CudaApi &cu = ufile::Cuda();
   if (!cu.available) {
-    gpu.name = "no GPU (" + cu.why_unavailable + "): host memory";
+    gpu.name = "host memory (no GPU)";
+    gpu.why = "no GPU: " + cu.why_unavailable;
     return gpu;
   }
   CUdevice dev = 0;
@@ -45,7 +46,8 @@ Gpu OpenGpu(int index) {
   if (res == CUDA_SUCCESS) res = cu.cuDevicePrimaryCtxRetain(&gpu.ctx, dev);
   if (res == CUDA_SUCCESS) res = cu.cuCtxSetCurrent(gpu.ctx);
   if (res != CUDA_SUCCESS) {
-    gpu.name = "GPU " + std::to_string(index) + " unusable (" + CudaError(res) + "): host memory";
+    gpu.name = "host memory (GPU " + std::to_string(index) + " unusable)";
+    gpu.why = "GPU " + std::to_string(index) + " unusable: " + CudaError(res);
     gpu.ctx = nullptr;
     return gpu;
   }

@@ -20,11 +20,12 @@ struct Gpu {
   bool present = false;
   int index = -1;
   CUcontext ctx = nullptr;  // primary context, retained for the process's life
-  std::string name;         // "NVIDIA H200" or why there is none
+  std::string name;         // "NVIDIA H200", or "host memory (...)" in short
+  std::string why;          // host memory: why no GPU is used ("" for -d -1)
 };
 
 // Opens GPU index (retains its primary context, makes it current here).
-// index < 0 or no usable CUDA: a host-only Gpu whose name says why.
+// index < 0 or no usable CUDA: a host-only Gpu; its why says why.
 Gpu OpenGpu(int index);
 // Makes the GPU's context current on the calling thread (no-op for host).
 void BindThread(const Gpu &gpu);

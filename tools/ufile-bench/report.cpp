@@ -63,6 +63,7 @@ void PrintJson(const ReportContext &ctx, const RowResult &r, FILE *out) {
   j["cache"] = r.cache;
   j["odirect"] = r.spec.odirect;
   j["memory"] = ctx.gpu;
+  if (!ctx.gpu_why.empty()) j["memory_why"] = ctx.gpu_why;
   j["repeats"] = r.gbps_runs.size();
   j["gbps"] = Num(r.gbps);
   j["gbps_min"] = Num(r.gbps_min);
@@ -158,6 +159,21 @@ void PrintRow(const ReportContext &ctx, const RowResult &r) {
 
 void PrintCacheNote(const ReportContext &ctx, const std::string &cache) {
   if (!ctx.json && cache != "hot") std::printf("page cache: %s before each run\n", cache.c_str());
+}
+
+void PrintTableNotes(const ReportContext &ctx, const std::vector<RowResult> &rows,
+                     bool gpu_present, bool compare) {
+  if (ctx.json) return;
+  bool no_latency = false;
+  for (const RowResult &r : rows)
+    no_latency |= r.error.empty() && !r.gbps_runs.empty() && std::isnan(r.p50_us);
+  if (no_latency)
+    std::printf("p50/p99 -: latency is recorded per I/O only for I/Os of %s or less\n",
+                SizeText(kLatencyMaxIo).c_str());
+  if (compare && !gpu_present)
+    std::printf("ratio -: host memory has no ceiling (no GPU link); memcpy copies what the table "
+                "moves, for reference\n");
+  std::fflush(stdout);
 }
 
 void PrintVerdict(const ReportContext &ctx, const RowResult &u) {

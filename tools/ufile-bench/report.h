@@ -39,7 +39,8 @@ void Summarize(const std::vector<Sample> &runs, RowResult *row);
 struct ReportContext {
   std::string file;
   uint64_t file_size = 0;
-  std::string gpu;   // name, or why host memory
+  std::string gpu;      // name, or "host memory (...)" in short
+  std::string gpu_why;  // host memory: why no GPU is used ("" for -d -1)
   std::string date;  // UTC, ISO 8601
   std::string host;
   bool json = false;
@@ -52,6 +53,10 @@ void PrintTableHeader(const ReportContext &ctx, const RowSpec &spec, int repeats
 void PrintRow(const ReportContext &ctx, const RowResult &row);
 // Text mode, cold runs: how the page cache was dropped ("cold (fadvise)").
 void PrintCacheNote(const ReportContext &ctx, const std::string &cache);
+// Text mode: what a "-" in the rows means, and, for a --compare table in
+// host memory, why it has no ceiling and no ratios.
+void PrintTableNotes(const ReportContext &ctx, const std::vector<RowResult> &rows,
+                     bool gpu_present, bool compare = true);
 // Text mode: the verdict lines under a --compare table.
 void PrintVerdict(const ReportContext &ctx, const RowResult &ufile_row);
 

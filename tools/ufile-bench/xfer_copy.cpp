@@ -72,7 +72,7 @@ class CopyTransfer : public Transfer {
 
   bool moves_file_data() const override { return false; }
   std::string setting() const override {
-    if (!gpu_) return "host memcpy (no GPU)";
+    if (!gpu_) return "host memcpy, a reference: no GPU link to measure";
     return spec_.write() ? "GPU -> pinned, no file" : "pinned -> GPU, no file";
   }
 

@@ -483,13 +483,11 @@ void Probe(const DevSpec &d) {
 }  // namespace
 
 int RunDevice(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
-  if (!devk::Built()) {
-    std::printf("device: ufile-bench was built without nvcc; no device-initiated rows\n");
-    return 0;
-  }
-  if (!gpu.present) {
-    std::printf("device: needs a GPU\n");
-    return 0;
+  if (!devk::Built() || !gpu.present) {
+    std::fprintf(stderr, "ufile-bench: -x device needs %s\n",
+                 gpu.present ? "a ufile-bench built with nvcc (this one has no kernels)"
+                             : "a GPU");
+    return 1;
   }
   DevSpec d;
   std::string bad;

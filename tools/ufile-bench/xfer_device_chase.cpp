@@ -236,8 +236,10 @@ void Print(const ReportContext &ctx, const ChaseRow &r, const ChaseRow *host, co
 
 int RunDeviceChase(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
   if (!devk::Built() || !gpu.present) {
-    std::printf("device-chase: needs a GPU and a build with nvcc\n");
-    return 0;
+    std::fprintf(stderr, "ufile-bench: -x device-chase needs %s\n",
+                 gpu.present ? "a ufile-bench built with nvcc (this one has no kernels)"
+                             : "a GPU");
+    return 1;
   }
   Knobs k;
   std::string bad;

@@ -406,8 +406,8 @@ Status Measure(const Options &opt, const Pipe &p, Layout l, const ReportContext 
 
 int RunPipeline(const Options &opt, const Gpu &gpu, const ReportContext &ctx) {
   if (!gpu.present) {
-    std::printf("pipeline: needs a GPU\n");
-    return 0;
+    std::fprintf(stderr, "ufile-bench: -x pipeline needs a GPU\n");
+    return 1;
   }
   BindThread(gpu);
   Pipe p;

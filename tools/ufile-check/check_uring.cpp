@@ -13,6 +13,7 @@
 #include <fstream>
 
 #include "checks.h"
+#include "gpu/cuda_api.h"
 #include "ufile/device.h"
 
 #ifndef IORING_SETUP_NO_MMAP
@@ -103,8 +104,14 @@ void Refused(Section &s, const std::string &key, int ret, int sysctl, bool basic
   s.Add(key, why, Status::kWarn, remedy);
 }
 
-// Which path device-initiated I/O (include/ufile/device.h) takes here.
+// Which path device-initiated I/O (include/ufile/device.h) takes here, or
+// why it cannot run: its kernels need a GPU.
 void DevioPath(Section &s) {
+  CudaApi &api = Cuda();
+  if (!api.loaded || !api.available) {
+    s.Add("device-initiated I/O", "cannot run here: no usable GPU (" + api.why_unavailable + ")");
+    return;
+  }
   char why[256] = {};
   if (ufile_devio_probe(why, sizeof why) == UFILE_DEVIO_PATH_NOCPU) {
     s.Add("device-initiated I/O", "no-CPU path: SQPOLL rings in GPU-mapped memory serve kernels",
@@ -143,7 +150,8 @@ void CheckIoUring(Report &report) {
     Refused(s, "io_uring NO_MMAP", nommap, sysctl, false);
   const int both = nommap == 0 ? ProbeNoMmap(IORING_SETUP_SQPOLL) : nommap;
   if (both == 0)
-    s.Add("io_uring NO_MMAP + SQPOLL", "available: device-initiated I/O can run here", Status::kOk);
+    s.Add("io_uring NO_MMAP + SQPOLL", "available (the rings of device-initiated I/O's no-CPU path)",
+          Status::kOk);
   else if (nommap == 0)
     Refused(s, "io_uring NO_MMAP + SQPOLL", both, sysctl, false);
   DevioPath(s);

@@ -22,7 +22,8 @@ void Usage(std::FILE *out) {
                "  Checks the library, its configuration, GPUs, io_uring, locked memory and, for\n"
                "  the working directory and each PATH, the filesystem, O_DIRECT and a round trip\n"
                "  through ufile. Exit status 0: ufile works here; 1: it cannot; 2: usage.\n"
-               "  --json   one JSON document on stdout instead of text\n");
+               "  --json      one JSON document on stdout instead of text\n"
+               "  -h, --help  this text\n");
 }
 
 std::string Cwd() {
@@ -54,6 +55,7 @@ int main(int argc, char **argv) {
       Usage(stdout);
       return 0;
     } else if (argv[i][0] == '-') {
+      std::fprintf(stderr, "ufile-check: unknown option %s\n", argv[i]);
       Usage(stderr);
       return 2;
     } else {

@@ -33,9 +33,22 @@ struct Options {
   bool direct = false;
 };
 
-[[noreturn]] void Usage(const char *argv0, const char *why) {
-  if (why) std::fprintf(stderr, "ufile-demo: %s\n", why);
-  std::fprintf(stderr, "usage: %s [-f FILE] [-s SIZE_MiB (1 - %zu)] [--direct]\n", argv0, kMaxMiB);
+void PrintUsage(std::FILE *out, const char *argv0) {
+  std::fprintf(out,
+               "usage: %s [-f FILE] [-s SIZE_MiB (1 - %zu)] [--direct]\n"
+               "  -f FILE     file to write and read back (default ufile-demo.bin; removed\n"
+               "              at the end if the demo created it)\n"
+               "  -s SIZE     MiB to write and read (default 256)\n"
+               "  --direct    open the file with O_DIRECT\n"
+               "  -h, --help  this text\n"
+               "exit status: 0 verified; 1 a call failed or the bytes differ; 2 usage\n",
+               argv0, kMaxMiB);
+}
+
+// A usage error: why, then the usage, on stderr; exit status 2.
+[[noreturn]] void Usage(const char *argv0, const std::string &why) {
+  std::fprintf(stderr, "ufile-demo: %s\n", why.c_str());
+  PrintUsage(stderr, argv0);
   std::exit(2);
 }
 
@@ -56,14 +69,21 @@ Options Parse(int argc, char **argv) {
   Options o;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "-f" && i + 1 < argc) {
+    if ((a == "-f" || a == "-s") && i + 1 == argc) {
+      Usage(argv[0], a + " needs a value");
+    } else if (a == "-f") {
       o.path = argv[++i];
-    } else if (a == "-s" && i + 1 < argc) {
+    } else if (a == "-s") {
       if (!ParseMiB(argv[++i], &o.mib)) Usage(argv[0], "-s takes a size in MiB from 1 to 1048576");
     } else if (a == "--direct") {
       o.direct = true;
+    } else if (a == "-h" || a == "--help") {
+      PrintUsage(stdout, argv[0]);
+      std::exit(0);
+    } else if (a.size() > 1 && a[0] == '-') {
+      Usage(argv[0], "unknown option " + a);
     } else {
-      Usage(argv[0], nullptr);
+      Usage(argv[0], "unexpected argument '" + a + "'");
     }
   }
   return o;

@@ -37,7 +37,10 @@ void Usage(std::FILE *out) {
                "  -l LEVEL    detail: 1 counters, 2 + size histogram, 3 + per-GPU rows"
                " (default 3, capped by the process's level)\n"
                "  -i SECONDS  print every SECONDS (fractions allowed) until the process ends\n"
-               "  -n COUNT    stop after COUNT samples\n");
+               "  -n COUNT    stop after COUNT samples\n"
+               "  -h, --help  this text\n"
+               "exit status: 0 printed; 1 usage; 2 nothing published; 3 stale segment;\n"
+               "  4 another user's segment; 5 a segment this ufile-stats cannot read\n");
 }
 
 bool ParseInt(const char *text, long min, long max, long *out) {
@@ -55,12 +58,16 @@ std::nullopt_t Bad(char opt, const char *value, const char *want) {
   return std::nullopt;
 }
 
-std::optional<Options> Parse(int argc, char **argv) {
+const option kLong[] = {{"help", no_argument, nullptr, 'h'}, {nullptr, 0, nullptr, 0}};
+
+// The options; nullopt after naming what is wrong, or with *help set for
+// -h and --help.
+std::optional<Options> Parse(int argc, char **argv, bool *help) {
   Options o;
   long v = 0;
   int c;
   opterr = 0;  // unknown options and missing values are reported below
-  while ((c = getopt(argc, argv, ":p:l:i:n:h")) != -1) {
+  while ((c = getopt_long(argc, argv, ":p:l:i:n:h", kLong, nullptr)) != -1) {
     switch (c) {
       case 'p':
         if (!ParseInt(optarg, 1, 0x7fffffff, &v)) return Bad('p', optarg, "not a process id");
@@ -81,11 +88,18 @@ std::optional<Options> Parse(int argc, char **argv) {
         if (!ParseInt(optarg, 1, 1L << 40, &v)) return Bad('n', optarg, "a count of 1 or more");
         o.count = v;
         break;
+      case 'h':
+        *help = true;
+        return std::nullopt;
       case ':':
         std::fprintf(stderr, "ufile-stats: -%c needs a value\n", optopt);
         return std::nullopt;
       case '?':
-        std::fprintf(stderr, "ufile-stats: unknown option -%c\n", optopt);
+        // optopt is 0 for an unknown long option: name the word given.
+        if (optopt)
+          std::fprintf(stderr, "ufile-stats: unknown option -%c\n", optopt);
+        else
+          std::fprintf(stderr, "ufile-stats: unknown option %s\n", argv[optind - 1]);
         return std::nullopt;
       default:
         return std::nullopt;
@@ -150,7 +164,12 @@ Sample Read(int pid) {
 }  // namespace
 
 int main(int argc, char **argv) {
-  std::optional<Options> opt = Parse(argc, argv);
+  bool help = false;
+  std::optional<Options> opt = Parse(argc, argv, &help);
+  if (help) {
+    Usage(stdout);
+    return 0;
+  }
   if (!opt) {
     Usage(stderr);
     return 1;
