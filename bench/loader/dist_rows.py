@@ -3,10 +3,8 @@
 torch.distributed.run group; rank 0 writes the row's JSON."""
 from __future__ import annotations
 
-import concurrent.futures as cf
 import glob
 import json
-import mmap
 import os
 import re
 import statistics
@@ -125,29 +123,10 @@ def row_share(a, rank, n, rules):
     return pos
 
 
-def row_raw(a, rank, n, rules, threads: int = 16, chunk: int = 16 << 20):
-    """Raw O_DIRECT preadv of this rank's share into host memory."""
-    jobs = [(f, o, min(chunk, off + size - o)) for f, off, size in _share(a.dir, rank, n)
-            for o in range(off, off + size, chunk)]
-    fds = {f: os.open(f, os.O_RDONLY | os.O_DIRECT) for f, _, _ in jobs}
-    bufs = [mmap.mmap(-1, chunk + 8192) for _ in range(threads)]
-    free = list(range(threads))
-
-    def one(job):
-        f, o, size = job
-        slot = free.pop()
-        try:
-            lo = o // 4096 * 4096
-            want = (o + size - lo + 4095) // 4096 * 4096
-            return min(os.preadv(fds[f], [memoryview(bufs[slot])[:want]], lo) - (o - lo), size)
-        finally:
-            free.append(slot)
-    try:
-        with cf.ThreadPoolExecutor(threads) as pool:
-            return sum(pool.map(one, jobs))
-    finally:
-        for fd in fds.values():
-            os.close(fd)
+def row_raw(a, rank, n, rules):
+    """Raw O_DIRECT preadv of this rank's share into host memory (16 threads)."""
+    import rows
+    return rows.raw_odirect_ranges(_share(a.dir, rank, n))
 
 
 def row_nccl(a, rank, n, rules, nbytes: int = GIB, reps: int = 5) -> dict:
