@@ -44,6 +44,9 @@ def main() -> int:
     p.add_argument("--cold", action="store_true", help="also the cold-cache rows")
     p.add_argument("--cold-rows", default="collective,share,raw,ufile")
     p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--collective-options", default="{}",
+                   help="JSON keyword arguments of the collective row, e.g. "
+                        "'{\"staging_buffers\": 4, \"request_bytes\": 33554432}'")
     p.add_argument("--json")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--cache", default="hot", help=argparse.SUPPRESS)
@@ -85,7 +88,8 @@ def launch(args, row: str, cache: str, ranks: int, refdir: str) -> dict:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={ranks}", os.path.abspath(__file__), "--worker", row,
            "--cache", cache, "--dir", args.dir, "--mode", args.mode, "--refdir", refdir,
-           "--reps", str(args.reps), "--json", out]
+           "--reps", str(args.reps), "--json", out,
+           "--collective-options", args.collective_options]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0

@@ -86,7 +86,8 @@ def row_ufile(a, rank, n, rules):
 
 def row_collective(a, rank, n, rules):
     from ufile.safetensors import load_checkpoint
-    return load_checkpoint(a.dir, device="cuda", group=dist.group.WORLD, shard=rules)
+    return load_checkpoint(a.dir, device="cuda", group=dist.group.WORLD, shard=rules,
+                           **json.loads(a.collective_options))
 
 
 def _share(d: str, rank: int, n: int) -> list:
@@ -228,6 +229,7 @@ def worker(a) -> int:
         best = min(statistics.median([e["times"][i] for e in every])
                    for i in range(len(times)))
         row = {"row": a.worker, "mode": a.mode, "cache": a.cache, "ranks": n,
+               "options": json.loads(a.collective_options) if a.worker == "collective" else {},
                "first_s": round(max(first), 3), "best_s": round(best, 3),
                "runs_s": [round(max(e["times"][i] for e in every), 3) for i in range(len(times))],
                "GBps_first": round(total / max(first) / 1e9, 1),

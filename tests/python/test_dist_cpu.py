@@ -146,6 +146,12 @@ def test_eight_ranks(ckpt):
     _check(res, ckpt[1], 8, rules=dc.SHARD_RULES)
 
 
+@pytest.mark.parametrize("depth", [3, 5])
+def test_more_staging_buffers(ckpt, depth):
+    opts = {"max_device_bytes": SMALL * depth // 2, "staging_buffers": depth}
+    _check(_run(ckpt, 3, rules=dc.SHARD_RULES, options=opts), ckpt[1], 3, rules=dc.SHARD_RULES)
+
+
 def test_default_round_size_one_round(ckpt):
     _check(_run(ckpt, 2, rules=dc.SHARD_RULES), ckpt[1], 2, rules=dc.SHARD_RULES)
 
@@ -269,3 +275,11 @@ def test_shard_without_group_is_refused(ckpt):
     from ufile import safetensors as us
     with pytest.raises(ValueError, match="pass group="):
         us.load_checkpoint(ckpt[0], shard={"x": 0})
+    with pytest.raises(ValueError, match="collective load"):
+        us.load_checkpoint(ckpt[0], staging_buffers=4)
+
+
+def test_fewer_than_two_staging_buffers_is_refused(ckpt):
+    res = _run(ckpt, 2, options={"staging_buffers": 1})
+    for r in res:
+        assert r.get("type") == "ValueError" and "at least 2" in r["error"], r

@@ -46,7 +46,7 @@ def _reference(path: str) -> dict:
     return out
 
 
-def _worker(rank, n, path, rules, select_kind, max_device):
+def _worker(rank, n, path, rules, select_kind, max_device, depth=2):
     import torch.distributed as dist
     from ufile import safetensors as us
     dev = torch.cuda.current_device()
@@ -57,7 +57,7 @@ def _worker(rank, n, path, rules, select_kind, max_device):
     base = torch.cuda.memory_allocated()
     torch.cuda.reset_peak_memory_stats()
     out = us.load_checkpoint(path, device="cuda", group=dist.group.WORLD, shard=rules,
-                             select=select, max_device_bytes=max_device)
+                             select=select, max_device_bytes=max_device, staging_buffers=depth)
     torch.cuda.synchronize()
     tensors = sum(t.untyped_storage().nbytes() for t in out.values())
     extra = torch.cuda.max_memory_allocated() - base - tensors
@@ -77,10 +77,11 @@ def _worker(rank, n, path, rules, select_kind, max_device):
             "pid": os.getpid(), "device": dev}
 
 
-@pytest.mark.parametrize("rules,select", [(None, None), (dc.SHARD_RULES, None),
-                                          (dc.SHARD_RULES, "experts")])
-def test_every_tensor_equals_safetensors(ckpt, rules, select):
-    res = dist_harness.run(_worker, RANKS, (ckpt, rules, select, MAX_DEVICE),
+@pytest.mark.parametrize("rules,select,depth", [(None, None, 2), (dc.SHARD_RULES, None, 2),
+                                                (dc.SHARD_RULES, "experts", 2),
+                                                (dc.SHARD_RULES, None, 4)])
+def test_every_tensor_equals_safetensors(ckpt, rules, select, depth):
+    res = dist_harness.run(_worker, RANKS, (ckpt, rules, select, MAX_DEVICE, depth),
                            backend="nccl", deadline=300, pg_timeout=120)
     for rank, r in enumerate(res):
         assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"

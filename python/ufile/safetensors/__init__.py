@@ -133,7 +133,7 @@ def load_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
     "cpu"). Any rank's failure raises DistributedLoadError on every rank."""
     if group is not None:
         return _collect(path, device, framework, group, shard, select, options)
-    _no_rules(shard, select)
+    _no_rules(shard, select, options)
     headers = _checkpoint_headers(path)
     return _loader.load_all(headers, _frameworks.get(framework),
                             _frameworks.normalize_device(device), _loader.Options(**options))
@@ -152,7 +152,7 @@ def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
         return _dist.collective(lambda: _checkpoint_headers(path), _frameworks.get(framework),
                                 _frameworks.normalize_device(device), group, shard, select,
                                 _loader.Options(**options))
-    _no_rules(shard, select)
+    _no_rules(shard, select, options)
     headers = _checkpoint_headers(path)
     fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
     return _loader.iterate(headers, fw, dev, _loader.Options(**options))
@@ -178,7 +178,10 @@ def _collect(path: str | os.PathLike, device: Any, framework: str, group: Any,
             if t.name in got}
 
 
-def _no_rules(shard: Any, select: Any) -> None:
+def _no_rules(shard: Any, select: Any, options: dict) -> None:
     if shard is not None or select is not None:
         raise ValueError("ufile.safetensors: shard= and select= declare what each rank of "
                          "a group needs: pass group= too")
+    if "staging_buffers" in options:
+        raise ValueError("ufile.safetensors: staging_buffers= sets a collective load's "
+                         "staging (group=)")

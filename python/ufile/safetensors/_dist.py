@@ -9,9 +9,9 @@ Sequence, the same collectives in the same order on every rank:
    disagreeing on the checkpoint, the shard rules or the options make every
    rank raise before any read;
 2. every rank computes the same plan (_dist_plan), allocates its tensors and
-   two staging buffers, and the ranks agree that this worked;
+   staging buffers (two by default), and the ranks agree that this worked;
 3. direct reads go straight into the rank's own tensors; the gather stream runs
-   in rounds over the two staging buffers (reads of round i+1 overlap the
+   in rounds over the staging buffers (reads of the next rounds overlap the
    all-gather and copies of round i); before each round's all-gather the ranks
    agree that every read so far succeeded.
 A failure on any rank is seen by all at the next agreement, and every rank
@@ -28,7 +28,7 @@ from ._dist_plan import Plan, Round, make_plan, outer_block
 from ._dist_rules import ShardRule, Select, selected, split_dims
 from ._format import Header, SafetensorError
 
-DEFAULT_MAX_DEVICE_BYTES = 1 << 30   # staging per rank: two buffers of half of it
+DEFAULT_MAX_DEVICE_BYTES = 1 << 30   # staging per rank, split over opts.staging_buffers
 
 
 class DistributedLoadError(SafetensorError):
@@ -153,7 +153,8 @@ class _Executor:
         self.out: dict = {}
         self.files: dict = {}
         self.staging: list = []
-        self.events: list = [None, None]
+        self.depth = opts.staging_buffers
+        self.events: list = [None] * self.depth
         self.reader = _engine.Reader(opts.inflight)
         self.direct_futures: list = []
         self.pending = {n: 0 for n in self.parts}   # pieces not yet in place
@@ -167,7 +168,7 @@ class _Executor:
                     device=self.device)
             if self.plan.rounds:
                 self.staging = [self.fw.bytes_buffer(self.plan.staging, self.device)
-                                for _ in range(2)]
+                                for _ in range(self.depth)]
             for rd in self.plan.direct[self.rank]:
                 self._file(rd.file)
                 self.pending[rd.dest] += 1
@@ -195,7 +196,7 @@ class _Executor:
             self.direct_futures.append((rd.dest, self.reader.submit(pieces)))
 
     def _submit_round(self, i: int) -> list:
-        r, buf = self.plan.rounds[i], self.staging[i % 2]
+        r, buf = self.plan.rounds[i], self.staging[i % self.depth]
         futures = []
         for rd in r.reads[self.rank]:
             lo, hi = rd.dest_offset, rd.dest_offset + rd.size
@@ -241,17 +242,17 @@ class _Executor:
                 done.append(d.name)
         return done
 
-    def _fence(self, half: int) -> None:
-        """Waits until the copies out of staging buffer ``half`` have run."""
-        if self.events[half] is not None:
-            self.events[half].synchronize()
-            self.events[half] = None
+    def _fence(self, k: int) -> None:
+        """Waits until the copies out of staging buffer ``k`` have run."""
+        if self.events[k] is not None:
+            self.events[k].synchronize()
+            self.events[k] = None
 
-    def _record(self, half: int) -> None:
-        if self.staging and self.staging[half].is_cuda:
+    def _record(self, k: int) -> None:
+        if self.staging and self.staging[k].is_cuda:
             ev = self.fw.torch.cuda.Event()
             ev.record()
-            self.events[half] = ev
+            self.events[k] = ev
 
     def run(self) -> Iterator[tuple[str, Any]]:
         """(name, tensor) as each is complete; raises on every rank on failure."""
@@ -261,20 +262,20 @@ class _Executor:
             yield name, self.out[name]   # empty tensors and empty parts
         error, futures = None, {}
         try:
-            futures = {i: self._submit_round(i) for i in range(min(2, len(rounds)))}
+            futures = {i: self._submit_round(i) for i in range(min(self.depth, len(rounds)))}
             self._submit_direct()
         except Exception as exc:  # noqa: BLE001 - reported at the next agreement
             error = f"submitting reads: {type(exc).__name__}: {exc}"
         for i, r in enumerate(rounds):
             g.agree(error or self._first_error(futures.pop(i, [])))
-            buf = self.staging[i % 2]
+            buf = self.staging[i % self.depth]
             g.gather(buf, r.slot)
             try:
                 done = self._deliver(r, buf)
-                self._record(i % 2)
-                if i + 2 < len(rounds):
-                    self._fence(i % 2)
-                    futures[i + 2] = self._submit_round(i + 2)
+                self._record(i % self.depth)
+                if i + self.depth < len(rounds):
+                    self._fence(i % self.depth)
+                    futures[i + self.depth] = self._submit_round(i + self.depth)
             except Exception as exc:  # noqa: BLE001 - reported at the next agreement
                 error, done = f"{type(exc).__name__}: {exc}", []
             for name in done:
@@ -307,7 +308,10 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
     opts = opts.resolved()
     max_bytes = DEFAULT_MAX_DEVICE_BYTES if opts.max_device_bytes is None \
         else int(opts.max_device_bytes)
-    round_bytes = max_bytes // 2
+    if not isinstance(opts.staging_buffers, int) or opts.staging_buffers < 2:
+        raise ValueError(f"ufile.safetensors: staging_buffers must be an int of at least 2, "
+                         f"not {opts.staging_buffers!r}")
+    round_bytes = max_bytes // opts.staging_buffers
     g = _Group(group, device)
     ctx = torch.cuda.device(device) if device != "cpu" else _nullcontext()
     with ctx:

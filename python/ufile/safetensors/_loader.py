@@ -29,13 +29,15 @@ class Options:
     max_device_bytes: int | None = None  # None: views; a number: owning tensors
     register_buffers: bool = False       # cuFileBufRegister each destination
     times: dict | None = None            # filled with seconds from the start to each phase
+    staging_buffers: int = 2             # collective load: rounds staged (and read) at once
 
     def resolved(self) -> "Options":
         return Options(self.direct,
                        _engine.request_bytes_default() if self.request_bytes is None
                        else self.request_bytes,
                        _engine.inflight_default() if self.inflight is None else self.inflight,
-                       self.max_device_bytes, self.register_buffers, self.times)
+                       self.max_device_bytes, self.register_buffers, self.times,
+                       self.staging_buffers)
 
 
 class _Shard:
