@@ -18,6 +18,7 @@ A failure on any rank is seen by all at the next agreement, and every rank
 raises DistributedLoadError naming each failing rank's file, tensor and error."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import math
 import os
@@ -313,7 +314,7 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
                          f"not {opts.staging_buffers!r}")
     round_bytes = max_bytes // opts.staging_buffers
     g = _Group(group, device)
-    ctx = torch.cuda.device(device) if device != "cpu" else _nullcontext()
+    ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
         state, local = _local_state(headers_fn, shard, select, device, round_bytes)
         states = g.objects(state)
@@ -325,11 +326,3 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
             yield from ex.run()
         finally:
             ex.close()
-
-
-class _nullcontext:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: object) -> None:
-        return None
