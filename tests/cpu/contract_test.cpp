@@ -17,8 +17,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "support/batch_run.h"
 #include "support/test_util.h"
 #include "sys/sys_ops.h"
 
@@ -260,20 +262,12 @@ CUfileIOParams_t Entry(CUfileHandle_t fh, bool write, void *buf, off_t off, size
   return p;
 }
 
-// Submits entries (cookie i + 1 for entry i) and returns their events in order.
+// Runs entries as one batch of their own; their events in order.
 std::vector<CUfileIOEvents_t> RunBatch(std::vector<CUfileIOParams_t> entries) {
-  const auto n = static_cast<unsigned>(entries.size());
-  for (unsigned i = 0; i < n; ++i) entries[i].cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
   CUfileBatchHandle_t batch = nullptr;
-  EXPECT_EQ(cuFileBatchIOSetUp(&batch, n).err, CU_FILE_SUCCESS);
-  EXPECT_EQ(cuFileBatchIOSubmit(batch, n, entries.data(), 0).err, CU_FILE_SUCCESS);
-  std::vector<CUfileIOEvents_t> got(n), ev(n);
-  for (unsigned done = 0; done < n;) {
-    unsigned nr = n - done;
-    EXPECT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data(), nullptr).err, CU_FILE_SUCCESS);
-    for (unsigned i = 0; i < nr; ++i) got[reinterpret_cast<uintptr_t>(ev[i].cookie) - 1] = ev[i];
-    done += nr;
-  }
+  EXPECT_EQ(cuFileBatchIOSetUp(&batch, static_cast<unsigned>(entries.size())).err,
+            CU_FILE_SUCCESS);
+  std::vector<CUfileIOEvents_t> got = RunBatchParams(batch, std::move(entries));
   cuFileBatchIODestroy(batch);
   return got;
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/chunk_io.h"
+#include "support/batch_run.h"
 #include "support/test_util.h"
 #include "sys/sys_ops.h"
 
@@ -124,17 +125,9 @@ class CachedDirectReads : public ::testing::TestWithParam<bool> {
       p[i].u.batch.size = kEntry;
       p[i].u.batch.file_offset = off + static_cast<off_t>(i * kStride);
       p[i].u.batch.devPtr_offset = static_cast<off_t>(i * kEntry);
-      p[i].cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
     }
     std::memset(buf_, 0x5A, kEntries * kEntry);
-    ASSERT_EQ(cuFileBatchIOSubmit(batch, kEntries, p.data(), 0).err, CU_FILE_SUCCESS);
-    std::vector<CUfileIOEvents_t> ev(kEntries);
-    for (unsigned got = 0; got < kEntries;) {
-      unsigned nr = kEntries - got;
-      ASSERT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data() + got, nullptr).err,
-                CU_FILE_SUCCESS);
-      got += nr;
-    }
+    const std::vector<CUfileIOEvents_t> ev = RunBatchParams(batch, p);
     cuFileBatchIODestroy(batch);
     for (const CUfileIOEvents_t &e : ev) {
       ASSERT_EQ(e.status, CUFILE_COMPLETE);

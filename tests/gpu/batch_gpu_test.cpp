@@ -10,6 +10,7 @@
 #include <map>
 
 #include "core/chunk_io.h"
+#include "support/batch_run.h"
 #include "gpu/stream_fixture.h"
 
 namespace ufile::test {
@@ -88,19 +89,11 @@ TEST_F(BatchGpu, GroupedReadsOfAHotODirectFileComeFromThePageCache) {
     e.u.batch.devPtr_offset = static_cast<off_t>(i * kEntry);
     e.u.batch.file_offset = static_cast<off_t>(i * 3 * kEntry);
     e.u.batch.size = kEntry;
-    e.cookie = reinterpret_cast<void *>(uintptr_t{i} + 1);
   }
   const PageCacheReadCounts before = PageCacheReads();
   CUfileBatchHandle_t batch = nullptr;
   ASSERT_EQ(cuFileBatchIOSetUp(&batch, kN).err, CU_FILE_SUCCESS);
-  ASSERT_EQ(cuFileBatchIOSubmit(batch, kN, p.data(), 0).err, CU_FILE_SUCCESS);
-  std::vector<CUfileIOEvents_t> ev(kN);
-  for (unsigned got = 0; got < kN;) {
-    unsigned nr = kN - got;
-    ASSERT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data() + got, nullptr).err,
-              CU_FILE_SUCCESS);
-    got += nr;
-  }
+  const std::vector<CUfileIOEvents_t> ev = RunBatchParams(batch, p);
   cuFileBatchIODestroy(batch);
   for (const CUfileIOEvents_t &e : ev) {
     ASSERT_EQ(e.status, CUFILE_COMPLETE);

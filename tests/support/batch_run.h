@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// RunBatch: submits host-buffer I/Os as one cuFile batch and collects every
-// event, bounded in time (a lost event fails the test instead of hanging it).
+// RunBatchParams / RunBatch: submits I/Os (any memory / host buffers) as one
+// cuFile batch and collects every event, bounded in time (a lost event fails
+// the test instead of hanging it).
 #pragma once
 
 #include <cufile.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdint>
 #include <ctime>
+#include <utility>
 #include <vector>
 
 #include "support/guarded_buffer.h"
@@ -25,8 +27,38 @@ struct BatchIo {
   size_t boff;
 };
 
-// Submits ios (cookie = index) and returns their events by index; at most
-// 30 s for all (GetStatus polled with a 1 s timeout).
+// Submits p as given but for the cookies (set to each entry's index) and
+// returns the events by index; at most 30 s for all (GetStatus polled with a
+// 1 s timeout).
+inline std::vector<CUfileIOEvents_t> RunBatchParams(CUfileBatchHandle_t batch,
+                                                    std::vector<CUfileIOParams_t> p) {
+  for (size_t i = 0; i < p.size(); ++i) p[i].cookie = reinterpret_cast<void *>(i);
+  std::vector<CUfileIOEvents_t> out(p.size());
+  std::vector<bool> seen(p.size(), false);
+  const CUfileOpError submitted =
+      cuFileBatchIOSubmit(batch, static_cast<unsigned>(p.size()), p.data(), 0).err;
+  EXPECT_EQ(submitted, CU_FILE_SUCCESS);
+  if (submitted != CU_FILE_SUCCESS) return out;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  size_t got = 0;
+  while (got < p.size() && std::chrono::steady_clock::now() < deadline) {
+    std::vector<CUfileIOEvents_t> ev(p.size());
+    unsigned nr = static_cast<unsigned>(p.size() - got);
+    timespec one{1, 0};
+    EXPECT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data(), &one).err, CU_FILE_SUCCESS);
+    for (unsigned i = 0; i < nr; ++i) {
+      const auto c = reinterpret_cast<uintptr_t>(ev[i].cookie);
+      EXPECT_FALSE(seen[c]) << "entry " << c << " reported twice";
+      seen[c] = true;
+      out[c] = ev[i];
+      ++got;
+    }
+  }
+  EXPECT_EQ(got, p.size()) << "batch entries not reported within 30 s";
+  return out;
+}
+
+// RunBatchParams of ios.
 inline std::vector<CUfileIOEvents_t> RunBatch(CUfileBatchHandle_t batch,
                                               const std::vector<BatchIo> &ios) {
   std::vector<CUfileIOParams_t> p(ios.size());
@@ -38,31 +70,8 @@ inline std::vector<CUfileIOEvents_t> RunBatch(CUfileBatchHandle_t batch,
     p[i].u.batch.size = ios[i].size;
     p[i].u.batch.file_offset = ios[i].off;
     p[i].u.batch.devPtr_offset = static_cast<off_t>(ios[i].boff);
-    p[i].cookie = reinterpret_cast<void *>(i);
   }
-  std::vector<CUfileIOEvents_t> out(ios.size());
-  std::vector<bool> seen(ios.size(), false);
-  const CUfileOpError submitted =
-      cuFileBatchIOSubmit(batch, static_cast<unsigned>(p.size()), p.data(), 0).err;
-  EXPECT_EQ(submitted, CU_FILE_SUCCESS);
-  if (submitted != CU_FILE_SUCCESS) return out;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  size_t got = 0;
-  while (got < ios.size() && std::chrono::steady_clock::now() < deadline) {
-    std::vector<CUfileIOEvents_t> ev(ios.size());
-    unsigned nr = static_cast<unsigned>(ios.size() - got);
-    timespec one{1, 0};
-    EXPECT_EQ(cuFileBatchIOGetStatus(batch, 1, &nr, ev.data(), &one).err, CU_FILE_SUCCESS);
-    for (unsigned i = 0; i < nr; ++i) {
-      const auto c = reinterpret_cast<uintptr_t>(ev[i].cookie);
-      EXPECT_FALSE(seen[c]) << "entry " << c << " reported twice";
-      seen[c] = true;
-      out[c] = ev[i];
-      ++got;
-    }
-  }
-  EXPECT_EQ(got, ios.size()) << "batch entries not reported within 30 s";
-  return out;
+  return RunBatchParams(batch, std::move(p));
 }
 
 }  // namespace ufile::test
