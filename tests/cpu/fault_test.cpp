@@ -101,12 +101,7 @@ class FaultTest : public ::testing::TestWithParam<std::tuple<bool, bool>> {
     Result<Driver::OpGuard> g = Driver::Get().Enter();
     return g.ok() ? g->runtime().engine().name() : "";
   }
-  CUfileOpError Register(CUfileHandle_t *fh) {
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd_;
-    return cuFileHandleRegister(fh, &d).err;
-  }
+  CUfileOpError Register(CUfileHandle_t *fh) { return RegisterFd(fd_, fh); }
   // Both start from the buffer's known contents.
   Outcome Read(size_t size = kSize, off_t off = kOff) {
     std::memcpy(mem_, mem0_.data(), kMemSize);
@@ -359,11 +354,8 @@ TEST(BufferedReopen, KeepsTheDescriptorsSyncFlags) {
     CloseAll();
     const int fd = ::open(dir.File("f").c_str(), O_RDWR | O_DIRECT | sync);
     ASSERT_GE(fd, 0);
-    CUfileDescr_t d{};
-    d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-    d.handle.fd = fd;
     CUfileHandle_t fh = nullptr;
-    ASSERT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+    ASSERT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
     RecordingSysOps ops;
     {
       ScopedSysOps scope(&ops);
@@ -408,11 +400,8 @@ TEST(CudaSeam, HostMemoryNeverReachesTheCopyEntryPoints) {
   WriteWholeFile(dir.File("f"), data);
   const int fd = ::open(dir.File("f").c_str(), O_RDWR);
   ASSERT_GE(fd, 0);
-  CUfileDescr_t d{};
-  d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
-  d.handle.fd = fd;
   CUfileHandle_t fh = nullptr;
-  ASSERT_EQ(cuFileHandleRegister(&fh, &d).err, CU_FILE_SUCCESS);
+  ASSERT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
   std::vector<uint8_t> buf(data.size());
   EXPECT_EQ(cuFileRead(fh, buf.data(), buf.size(), 0, 0), static_cast<ssize_t>(buf.size()));
   EXPECT_TRUE(buf == data);
