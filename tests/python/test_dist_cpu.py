@@ -259,6 +259,18 @@ def test_ranks_disagree_on_the_rules(ckpt):
     _all_raise(res, "disagree on the shard rules", "'cube'")
 
 
+def _round_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    us.load_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL * (rank + 1))
+    return "loaded"
+
+
+def test_ranks_disagree_on_the_round_size(ckpt):
+    res = dist_harness.run(_round_worker, 2, (ckpt[0],), deadline=DEADLINE)
+    _all_raise(res, "disagree on the round size", "rank 1")
+
+
 def test_rule_names_a_dimension_the_tensor_lacks(ckpt):
     res = _run(ckpt, 2, rules={r"layers\.0\.norm": 1})
     _all_raise(res, "'layers.0.norm'", "dimension 1")

@@ -173,9 +173,7 @@ def _collect(path: str | os.PathLike, device: Any, framework: str, group: Any,
     got = dict(_dist.collective(read, _frameworks.get(framework),
                                 _frameworks.normalize_device(device), group, shard, select,
                                 _loader.Options(**options)))
-    return {t.name: got[t.name] for h in headers
-            for t in sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))
-            if t.name in got}
+    return {n: got[n] for n in _dist.checkpoint_order(headers) if n in got}
 
 
 def _no_rules(shard: Any, select: Any, options: dict) -> None:

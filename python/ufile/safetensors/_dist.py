@@ -90,11 +90,16 @@ def raise_failures(errors: list) -> None:
                                f"ranks: {lines}", failures)
 
 
+def checkpoint_order(headers: list[Header]) -> list:
+    """Every tensor name, file by file, each file's in offset order."""
+    return [n for h in headers for n in h.offset_order()]
+
+
 def _fingerprint(headers: list[Header]) -> str:
     h = hashlib.sha256()
     for hd in headers:
         h.update(repr((os.path.basename(hd.path), hd.file_size, hd.data_start)).encode())
-        for t in sorted(hd.tensors.values(), key=lambda t: (t.begin, t.name)):
+        for t in (hd.tensors[n] for n in hd.offset_order()):
             h.update(repr((t.name, t.dtype, t.shape, t.begin, t.end)).encode())
     return h.hexdigest()
 
@@ -106,8 +111,7 @@ def _local_state(headers_fn: Any, shard: ShardRule, select: Select, device: str,
         headers = headers_fn()
         dims = split_dims(headers, shard)
         wanted = selected(headers, select)
-        names = [t.name for h in headers
-                 for t in sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))]
+        names = checkpoint_order(headers)
         return {"error": None, "fingerprint": _fingerprint(headers), "names": len(names),
                 "bytes": sum(h.file_size for h in headers),
                 "dims": [dims[n] for n in names], "wanted": sorted(wanted),
@@ -128,13 +132,13 @@ def _check_agreement(states: list, headers: list[Header]) -> None:
                 f"ranks disagree on the checkpoint: rank 0 sees {first['names']} tensors in "
                 f"{first['bytes']} bytes (header digest {first['fingerprint'][:12]}), rank {r} "
                 f"sees {s['names']} in {s['bytes']} (digest {s['fingerprint'][:12]})")
-        for key, what in (("device", "device type"), ("round_bytes", "max_device_bytes")):
+        for key, what in (("device", "device type"),
+                          ("round_bytes", "round size (max_device_bytes / staging_buffers)")):
             if s[key] != first[key]:
                 raise DistributedLoadError(f"ranks disagree on the {what}: rank 0 has "
                                            f"{first[key]!r}, rank {r} has {s[key]!r}")
         if s["dims"] != first["dims"]:
-            names = [t.name for h in headers
-                     for t in sorted(h.tensors.values(), key=lambda t: (t.begin, t.name))]
+            names = checkpoint_order(headers)
             i = next(i for i, (a, b) in enumerate(zip(first["dims"], s["dims"])) if a != b)
             raise DistributedLoadError(
                 f"ranks disagree on the shard rules: tensor {names[i]!r} is split along "

@@ -113,7 +113,7 @@ def make_plan(headers: list[Header], dims: dict, wanted: list, round_bytes: int)
                 [[] for _ in range(ranks)], [], 0)
     stream = []  # (file index, TensorInfo, file offset of its data, needers)
     for fi, h in enumerate(headers):
-        for info in sorted(h.tensors.values(), key=lambda t: (t.begin, t.name)):
+        for info in (h.tensors[n] for n in h.offset_order()):
             needers = tuple(r for r in range(ranks) if info.name in wanted[r])
             if not needers:
                 continue
