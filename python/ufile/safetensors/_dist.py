@@ -27,7 +27,7 @@ from typing import Any, Iterator
 from . import _engine
 from ._dist_plan import Plan, Round, make_plan, outer_block
 from ._dist_rules import ShardRule, Select, selected, split_dims
-from ._format import Header, SafetensorError
+from ._format import DTYPES, Header, SafetensorError, TensorInfo
 
 DEFAULT_MAX_DEVICE_BYTES = 1 << 30   # staging per rank, split over opts.staging_buffers
 
@@ -168,9 +168,9 @@ class _Executor:
         """Allocates tensors and staging and opens the files this rank reads."""
         try:
             for name, part in self.parts.items():
-                self.out[name] = self.fw.torch.empty(
-                    part.shape, dtype=self.fw.dtype(self.infos[name], self.paths[name]),
-                    device=self.device)
+                nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
+                info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
+                self.out[name] = self.fw.empty(info, self.paths[name], self.device)
             if self.plan.rounds:
                 self.staging = [self.fw.bytes_buffer(self.plan.staging, self.device)
                                 for _ in range(self.depth)]
