@@ -18,9 +18,10 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
     const auto base = reinterpret_cast<uintptr_t>(bufPtr_base);
     if (!bufPtr_base)
       return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE, "NULL buffer");
-    if (length == 0 || length > UINTPTR_MAX - base)
-      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE,
-                              "bad length %zu for %p", length, bufPtr_base);
+    if (length == 0)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE, "length 0 for %p",
+                              bufPtr_base);
+    const bool wraps = length > UINTPTR_MAX - base;
     if (flags & ~kKnownFlags)
       return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE, "unknown flags 0x%x",
                               flags);
@@ -31,11 +32,16 @@ extern "C" CUfileError_t cuFileBufRegister(const void *bufPtr_base, size_t lengt
     if (!mem.ok()) return mem.status().ToCuFileError();
     Status allowed = CheckMemoryAllowed("cuFileBufRegister", (*g)->config(), *mem, bufPtr_base);
     if (!allowed.ok()) return allowed.ToCuFileError();
+    // Device memory past its allocation (a wrapping length included) is
+    // NVIDIA's CUDA_POINTER_RANGE_ERROR; other memory that wraps, a bad length.
     if (mem->needs_copy() && mem->range_size &&
-        base + length > mem->range_start + mem->range_size)
+        (wraps || base + length > mem->range_start + mem->range_size))
       return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_CUDA_POINTER_RANGE_ERROR,
                               "%p + %zu leaves its %zu-byte allocation", bufPtr_base, length,
                               mem->range_size);
+    if (wraps)
+      return UFILE_API_REFUSE("cuFileBufRegister", CU_FILE_INVALID_VALUE,
+                              "length %zu for %p wraps the address space", length, bufPtr_base);
     RegisteredBuffer buf{base, length, flags, *mem};
     Status s = (*g)->buffers().Add(buf);
     stats::CountBufRegister(buf, s);
