@@ -71,21 +71,22 @@ struct Gpu {
 #endif
 };
 
+// Usage text; with no reason (-h, --help) on stdout and exit 0.
 int Usage(const std::string &why) {
-  std::fprintf(stderr,
-               "graph500-bfs: %s\n"
+  if (!why.empty()) std::fprintf(stderr, "graph500-bfs: %s\n", why.c_str());
+  std::fprintf(why.empty() ? stdout : stderr,
                "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio]"
                " [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)] [--seed N] [--cold]"
                " [--validate N(all)] [--gap BYTES(4096)] [--queues N] [--depth N] [--staging "
                "BYTES] [--warps N]"
-               " [--sqthreads N]\n",
-               why.c_str());
-  return 2;
+               " [--sqthreads N]\n");
+  return why.empty() ? 0 : 2;
 }
 
 bool Parse(int argc, char **argv, Args *a, std::string *why) {
   for (int i = 1; i < argc; i++) {
     const std::string k = argv[i];
+    if (k == "-h" || k == "--help") return *why = "", false;
     if (k == "--cold") {
       a->cold = true;
       continue;

@@ -15,13 +15,13 @@
 
 namespace {
 
+// Usage text; with no reason (-h, --help) on stdout and exit 0.
 int Usage(const std::string &why) {
-  std::fprintf(stderr,
-               "graph500-gen: %s\n"
+  if (!why.empty()) std::fprintf(stderr, "graph500-gen: %s\n", why.c_str());
+  std::fprintf(why.empty() ? stdout : stderr,
                "usage: graph500-gen -s SCALE(1..32) -o FILE [-e EDGEFACTOR(1..1024, 16)]"
-               " [--seed N(1)] [-t THREADS(0: all)]\n",
-               why.c_str());
-  return 2;
+               " [--seed N(1)] [-t THREADS(0: all)]\n");
+  return why.empty() ? 0 : 2;
 }
 
 }  // namespace
@@ -32,6 +32,7 @@ int main(int argc, char **argv) {
   bool have_scale = false;
   for (int i = 1; i < argc; i++) {
     const std::string a = argv[i];
+    if (a == "-h" || a == "--help") return Usage("");
     if (i + 1 >= argc) return Usage(a + " needs a value");
     const std::string v = argv[++i];
     uint64_t n = 0;

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # graph500-gen then graph500-bfs on a scale-12 graph, each under a deadline:
-# every mode's 16 trees valid; usage errors exit 2; a damaged file exits 1
+# every mode's 16 trees valid; usage errors exit 2, -h/--help 0; a damaged file exits 1
 # with a reason.
 #   tools_e2e.sh GEN BFS TMPDIR
 set -u
@@ -24,6 +24,12 @@ echo "$out" | grep -q '^file: mode: file (cold page cache)' || fail "--cold not 
 [ "$(echo "$out" | grep -c ": validation: passed (2 of 4 trees)")" -eq 2 ] || fail "--validate 2"
 
 timeout 10 "$gen" -s 0 -o "$dir/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s 0 not a usage error"
+for t in "$gen" "$bfs"; do
+  for h in -h --help; do
+    timeout 10 "$t" $h 2>/dev/null | grep -q '^usage: ' || fail "$t $h: no usage on stdout"
+    timeout 10 "$t" $h >/dev/null 2>&1 || fail "$t $h: exit $?"
+  done
+done
 timeout 10 "$bfs" -f "$dir/g.g500" -m nope >/dev/null 2>&1; [ $? -eq 2 ] || fail "-m nope not a usage error"
 head -c 10000 "$dir/g.g500" > "$dir/short.g500"
 msg=$(timeout 10 "$bfs" -f "$dir/short.g500" 2>&1); rc=$?
