@@ -62,6 +62,7 @@ TEST_F(AsyncCudaFault, BatchGatherFailureFailsItsEntriesAndTouchesNoGpuMemory) {
   constexpr unsigned kN = 40;
   const std::vector<uint8_t> sentinel = RandomBytes(kN * 8192, 9);
   CU_OK(Cuda().cuMemcpyHtoD(dev_, sentinel.data(), sentinel.size()));
+  CU_OK(Cuda().cuStreamSynchronize(nullptr));  // a pageable upload may return before it lands
   {
     ScopedCudaOverride launch(&CudaApi::cuLaunchKernel, &FailLaunch);
     ScopedCudaOverride copy(&CudaApi::cuMemcpyAsync, &FailCopy);
@@ -86,6 +87,7 @@ TEST_F(AsyncCudaFault, StreamReadCopyFailureIsStoredInBytes) {
   constexpr size_t kSize = 8u << 20;
   const std::vector<uint8_t> sentinel = RandomBytes(kDev, 10);
   CU_OK(Cuda().cuMemcpyHtoD(dev_, sentinel.data(), kDev));
+  CU_OK(Cuda().cuStreamSynchronize(nullptr));  // a pageable upload may return before it lands
   sh_->size = kSize;
   sh_->file_off = 0;
   sh_->buf_off = 4096;

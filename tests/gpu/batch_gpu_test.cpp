@@ -24,6 +24,7 @@ TEST_F(BatchGpu, ReadsAndWritesWithDeviceBuffers) {
   // Source of the writes: the upper half of dev_, uploaded from known bytes.
   const std::vector<uint8_t> src = RandomBytes(kDev / 2, 5);
   CU_OK(Cuda().cuMemcpyHtoD(dev_ + kDev / 2, src.data(), src.size()));
+  CU_OK(Cuda().cuStreamSynchronize(nullptr));  // a pageable upload may return before it lands
   CUfileBatchHandle_t batch = nullptr;
   ASSERT_EQ(cuFileBatchIOSetUp(&batch, kN).err, CU_FILE_SUCCESS);
   std::vector<CUfileIOParams_t> p(kN);

@@ -52,6 +52,7 @@ class StreamFixture : public ::testing::Test {
     CU_OK(api.cuStreamCreate(&s2_, CU_STREAM_NON_BLOCKING));
     CU_OK(api.cuMemAlloc(&dev_, kDev));
     CU_OK(api.cuMemsetD8(dev_, 0, kDev));
+    CU_OK(api.cuStreamSynchronize(nullptr));  // memsets are asynchronous
     void *h = nullptr;
     CU_OK(api.cuMemHostAlloc(&h, 4096, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
     sh_ = new (h) Shared{};

@@ -38,6 +38,7 @@ TEST_F(StreamFlags, FixedValuesAreReadAtSubmissionTheOthersWhenTheStreamArrives)
   for (unsigned flags = 0; flags <= 15; ++flags) {
     SCOPED_TRACE(flags);
     CU_OK(Cuda().cuMemsetD8(dev_, 0, 1u << 20));
+    CU_OK(Cuda().cuStreamSynchronize(nullptr));  // memsets are asynchronous
     ASSERT_EQ(cuFileStreamRegister(s1_, flags).err, CU_FILE_SUCCESS);
     sh_->size = at_submit.size;
     sh_->file_off = at_submit.file_off;

@@ -87,6 +87,9 @@ class CudaMemory : public TestMemory {
   void Upload(const std::vector<uint8_t> &b) override {
     if (kind_ == MemoryKind::kPinned) return (void)std::memcpy(host_, b.data(), size_);
     Check(Cuda().cuMemcpyHtoD(dptr_, b.data(), size_), "cuMemcpyHtoD");
+    // From pageable memory it may return before its DMA lands, and ufile's
+    // copies run on streams of their own: wait, as an application must.
+    Check(Cuda().cuStreamSynchronize(nullptr), "cuStreamSynchronize");
   }
   std::vector<uint8_t> Download() override {
     std::vector<uint8_t> out(size_);
