@@ -15,6 +15,13 @@
 
 namespace g500 {
 
+std::string CuFileReadError(int64_t r) {
+  const int e = static_cast<int>(-r);
+  if (e >= CU_FILE_DRIVER_NOT_INITIALIZED)
+    return cufileop_status_error(static_cast<CUfileOpError>(e));
+  return std::strerror(e);
+}
+
 GraphFile::~GraphFile() {
   if (registered_) cuFileHandleDeregister(fh_);
   if (fd_ >= 0) close(fd_);
@@ -85,14 +92,6 @@ void Fail(LevelCtx &c, Status s) {
   c.failed.store(true, std::memory_order_relaxed);
 }
 
-// cuFileRead's failures: -errno, or -CUfileOpError (5000 and up).
-std::string ReadError(int64_t r) {
-  const int e = static_cast<int>(-r);
-  if (e >= CU_FILE_DRIVER_NOT_INITIALIZED)
-    return cufileop_status_error(static_cast<CUfileOpError>(e));
-  return std::strerror(e);
-}
-
 bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
   const int64_t r = c.f.ReadCols(buf, first, count);
   c.reads.fetch_add(1, std::memory_order_relaxed);
@@ -101,7 +100,7 @@ bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
   if (r >= 0)
     Fail(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
   else
-    Fail(c, Status::Error(static_cast<int>(r), "cuFileRead of neighbour lists: " + ReadError(r)));
+    Fail(c, Status::Error(static_cast<int>(r), "cuFileRead of neighbour lists: " + CuFileReadError(r)));
   return false;
 }
 

@@ -48,6 +48,9 @@ class GraphFile {
   bool registered_ = false;
 };
 
+// The text of a cuFileRead failure r: -errno, or -CUfileOpError (5000 and up).
+std::string CuFileReadError(int64_t r);
+
 struct FileBfsOptions {
   unsigned threads = 0;             // 0: every hardware thread
   uint64_t buffer_bytes = 1 << 20;  // per thread, a multiple of 4

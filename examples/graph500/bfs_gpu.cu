@@ -3,38 +3,16 @@
 
 #include <cerrno>
 #include <cstring>
-#include <cub/device/device_radix_sort.cuh>
 #include <string>
 #include <ufile/device.cuh>
 
 #include "bfs_gpu.h"
+#include "bfs_gpu_search.cuh"
 
 namespace g500::gpu {
 namespace {
 
-using ull = unsigned long long;
-constexpr ull kUnreached = ~0ull;
-constexpr unsigned kFull = 0xffffffffu;
-constexpr int kBlock = 256;
-
-int CudaFail(cudaError_t e, const char *what, std::string *err) {
-  *err = std::string(what) + ": " + cudaGetErrorString(e);
-  return e == cudaErrorMemoryAllocation ? -ENOMEM : -EIO;
-}
-
-#define G500_CUDA(call, what)                              \
-  do {                                                     \
-    const cudaError_t e_ = (call);                         \
-    if (e_ != cudaSuccess) return CudaFail(e_, what, err); \
-  } while (0)
-
-// Claims w for parent u; appends it to the next frontier if it was unreached.
-__device__ __forceinline__ void Visit(uint32_t w, uint32_t u, uint64_t nv, ull *parent,
-                                      uint32_t *next, ull *nnext) {
-  if (w >= nv || parent[w] != kUnreached) return;
-  if (atomicCAS(&parent[w], kUnreached, static_cast<ull>(u)) == kUnreached)
-    next[atomicAdd(nnext, 1ull)] = w;
-}
+using namespace detail;  // NOLINT: the searches' shared pieces
 
 // One level over the CSR in device memory: a warp a frontier vertex.
 __global__ void MemLevel(const ull *off, const uint32_t *cols, uint64_t nv, const uint32_t *cur,
@@ -174,62 +152,6 @@ __global__ void DevioLevel(LevelArgs a) {
   }
 }
 
-// The host thread sleeps in cudaDeviceSynchronize instead of spinning, so
-// the CPU cores measured are the I/O's. Best effort: a context made earlier
-// (by libufile) keeps its flags.
-void PreferBlockingSync() {
-  (void)cudaSetDeviceFlags(cudaDeviceScheduleBlockingSync);
-  (void)cudaGetLastError();
-}
-
-// Frontier arrays and the parent array, shared by both searches.
-struct Search {
-  ull *parent = nullptr, *counters = nullptr;  // nnext, bytes, error, cursor
-  uint32_t *cur = nullptr, *next = nullptr;
-};
-
-int AllocSearch(Search *s, uint64_t nv, std::string *err) {
-  G500_CUDA(cudaMalloc(&s->parent, nv * sizeof(ull)), "cudaMalloc parent");
-  G500_CUDA(cudaMalloc(&s->cur, nv * sizeof(uint32_t)), "cudaMalloc frontier");
-  G500_CUDA(cudaMalloc(&s->next, nv * sizeof(uint32_t)), "cudaMalloc frontier");
-  G500_CUDA(cudaMalloc(&s->counters, 4 * sizeof(ull)), "cudaMalloc counters");
-  return 0;
-}
-
-void FreeSearch(Search *s) {
-  cudaFree(s->parent);
-  cudaFree(s->cur);
-  cudaFree(s->next);
-  cudaFree(s->counters);
-  *s = Search{};
-}
-
-int StartSearch(Search *s, uint64_t nv, uint64_t root, std::string *err) {
-  const ull r = root;
-  const uint32_t r32 = static_cast<uint32_t>(root);
-  G500_CUDA(cudaMemset(s->parent, 0xff, nv * sizeof(ull)), "cudaMemset parent");
-  G500_CUDA(cudaMemset(s->counters, 0, 4 * sizeof(ull)), "cudaMemset counters");
-  G500_CUDA(cudaMemcpy(s->parent + root, &r, sizeof r, cudaMemcpyHostToDevice), "set root");
-  G500_CUDA(cudaMemcpy(s->cur, &r32, sizeof r32, cudaMemcpyHostToDevice), "set frontier");
-  return 0;
-}
-
-// After a level: the next frontier's size and the error word; swaps frontiers.
-int EndLevel(Search *s, ull *ncur, long long *error, std::string *err) {
-  G500_CUDA(cudaGetLastError(), "level kernel launch");
-  G500_CUDA(cudaDeviceSynchronize(), "level kernel");
-  ull c[4];
-  G500_CUDA(cudaMemcpy(c, s->counters, sizeof c, cudaMemcpyDeviceToHost), "read counters");
-  *ncur = c[0];
-  *error = static_cast<long long>(c[2]);
-  G500_CUDA(cudaMemset(s->counters, 0, sizeof(ull)), "reset frontier count");
-  G500_CUDA(cudaMemset(s->counters + 3, 0, sizeof(ull)), "reset frontier cursor");
-  uint32_t *t = s->cur;
-  s->cur = s->next;
-  s->next = t;
-  return 0;
-}
-
 }  // namespace
 
 struct MemGraph {
@@ -296,16 +218,7 @@ namespace {
 
 // Sorts the frontier (cur), so that lists are read in file order.
 int SortFrontier(DevioGraph *g, ull ncur, std::string *err) {
-  if (ncur < 2) return 0;
-  cub::DoubleBuffer<uint32_t> keys(g->s.cur, g->s.next);
-  G500_CUDA(cub::DeviceRadixSort::SortKeys(g->sort_tmp, g->sort_bytes, keys, static_cast<int>(ncur),
-                                           0, g->key_bits),
-            "frontier sort");
-  if (keys.Current() != g->s.cur) {
-    g->s.next = g->s.cur;
-    g->s.cur = keys.Current();
-  }
-  return 0;
+  return SortCur(&g->s, g->sort_tmp, g->sort_bytes, g->key_bits, ncur, err);
 }
 
 int CreateQueues(DevioGraph *g, CUfileHandle_t fh, const DevioOptions &o, std::string *err) {
@@ -336,11 +249,8 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
   g->warps = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock;
   g->chunk = static_cast<uint32_t>(o.staging_bytes / 4);
   g->gap = static_cast<uint32_t>(o.merge_gap_bytes / 4);
-  while (g->key_bits < 32 && (uint64_t{1} << g->key_bits) < nv) g->key_bits++;
-  cub::DoubleBuffer<uint32_t> keys(nullptr, nullptr);
-  G500_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, g->sort_bytes, keys, static_cast<int>(nv), 0,
-                                           g->key_bits),
-            "frontier sort size");
+  const int rc_sort = SortSpace(nv, &g->key_bits, &g->sort_bytes, err);
+  if (rc_sort != 0) return rc_sort;
   const uint64_t scratch = uint64_t{g->warps} * 32 * g->chunk * sizeof(uint32_t);
   const uint64_t need = (nv + 1) * 8 + nv * 16 + scratch + g->sort_bytes;
   size_t free_b = 0, total_b = 0;

@@ -10,14 +10,16 @@
 //                [--cold] [--validate N] [--gap BYTES] [GPU options]
 //
 // MODES, comma-separated: host (CPU over the mapped file, the page cache),
-// host-do (the same, direction-optimizing), file (host-driven cuFileRead of
-// neighbour lists); where built with CUDA, gpu-mem (the whole graph in GPU
-// memory) and gpu-devio (row offsets in GPU memory, neighbour lists read by
-// the kernels through ufile's device queues; --queues, --depth, --staging,
-// --warps, --sqthreads size them). --gap: file and gpu-devio read two lists
-// in one request across a gap up to this many bytes. construction_time is
-// the upload of the GPU modes' arrays. --cold drops the file's pages before
-// each search. --validate N: only the first N roots' trees are validated.
+// host-do (the same, direction-optimizing), file (the CPU's search, reading
+// the neighbour lists with cuFileRead); where built with CUDA, gpu-mem (the
+// whole graph in GPU memory), gpu-devio (row offsets in GPU memory,
+// neighbour lists read by the kernels through ufile's device queues;
+// --queues, --depth, --staging, --warps, --sqthreads size them) and
+// gpu-hostio (the GPU searches, host threads read the lists into GPU memory
+// with cuFileRead). --gap: file, gpu-devio and gpu-hostio read two lists in
+// one request across a gap up to this many bytes. construction_time is the
+// upload of the GPU modes' arrays. --cold drops the file's pages before each
+// search. --validate N: only the first N roots' trees are validated.
 // Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
 #include <fcntl.h>
 #include <unistd.h>
@@ -37,6 +39,7 @@
 #include <ufile/device.h>
 
 #include "bfs_gpu.h"
+#include "bfs_hostio.h"
 #endif
 
 namespace {
@@ -53,7 +56,7 @@ struct Args {
 bool KnownMode(const std::string &m) {
   if (m == "host" || m == "host-do" || m == "file") return true;
 #ifdef G500_HAVE_GPU
-  if (m == "gpu-mem" || m == "gpu-devio") return true;
+  if (m == "gpu-mem" || m == "gpu-devio" || m == "gpu-hostio") return true;
 #endif
   return false;
 }
@@ -63,10 +66,12 @@ struct Gpu {
 #ifdef G500_HAVE_GPU
   g500::gpu::MemGraph *mem = nullptr;
   g500::gpu::DevioGraph *dio = nullptr;
+  g500::gpu::HostioGpu *hio = nullptr;
   g500::gpu::DevioStats st;
   ~Gpu() {
     g500::gpu::FreeGraph(mem);
     g500::gpu::CloseDevio(dio);
+    g500::gpu::CloseHostioGpu(hio);
   }
 #endif
 };
@@ -75,7 +80,7 @@ struct Gpu {
 int Usage(const std::string &why) {
   if (!why.empty()) std::fprintf(stderr, "graph500-bfs: %s\n", why.c_str());
   std::fprintf(why.empty() ? stdout : stderr,
-               "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio]"
+               "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio,gpu-hostio]"
                " [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)] [--seed N] [--cold]"
                " [--validate N(all)] [--gap BYTES(4096)] [--queues N] [--depth N] [--staging "
                "BYTES] [--warps N]"
@@ -150,6 +155,10 @@ g500::Status Prepare(const std::string &mode, const Args &a, const g500::Csr &g,
     rc = g500::gpu::OpenDevio(f.handle(), f.offsets().data(), g.nv(), g.header().cols_off, o,
                               &gpu.dio, &err);
   }
+  if (mode == "gpu-hostio" && gpu.hio == nullptr) {
+    const g500::HostioOptions o;
+    rc = g500::gpu::OpenHostioGpu(g.nv(), o.buffer_bytes / 4, o.index_entries, &gpu.hio, &err);
+  }
 #else
   (void)mode, (void)a, (void)g, (void)f, (void)gpu;
 #endif
@@ -164,6 +173,9 @@ g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
   if (mode == "file")
     return g500::FileBfs(f, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent, st);
 #ifdef G500_HAVE_GPU
+  if (mode == "gpu-hostio")
+    return g500::HostioBfs(f, gpu.hio, root, {.threads = threads, .merge_gap_bytes = a.gap},
+                           parent, st);
   if (mode == "gpu-mem" || mode == "gpu-devio") {
     std::string err;
     parent->assign(g.nv(), -1);

@@ -1,8 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # The GPU modes of graph500-bfs on a scale-14 graph, under deadlines: every
-# tree of gpu-mem and gpu-devio valid, the device-initiated mode reading
-# the lists from the file. Exit 77 (skipped) without an NVIDIA GPU.
+# tree of gpu-mem, gpu-devio and gpu-hostio valid, the device-initiated and
+# host-driven modes reading the lists from the file. Exit 77 (skipped)
+# without an NVIDIA GPU.
 #   tools_gpu_e2e.sh GEN BFS TMPDIR
 set -u
 gen=$1 bfs=$2
@@ -15,13 +16,14 @@ trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 timeout 60 "$gen" -s 14 -o "$dir/g.g500" || fail "graph500-gen exit $?"
-out=$(timeout 300 "$bfs" -f "$dir/g.g500" -m host,gpu-mem,gpu-devio -n 16 2>&1)
+out=$(timeout 300 "$bfs" -f "$dir/g.g500" -m host,gpu-mem,gpu-devio,gpu-hostio -n 16 2>&1)
 rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "graph500-bfs exit $rc"
-[ "$(echo "$out" | grep -c ": validation: passed (16 of 16 trees)")" -eq 3 ] ||
-  fail "not 3 validated modes"
+[ "$(echo "$out" | grep -c ": validation: passed (16 of 16 trees)")" -eq 4 ] ||
+  fail "not 4 validated modes"
 echo "$out" | grep -q '^gpu-devio: bytes_read: [1-9]' || fail "gpu-devio read nothing"
+echo "$out" | grep -q '^gpu-hostio: reads: [1-9]' || fail "gpu-hostio read nothing"
 # The same roots give the same components: the modes' edge counts agree.
 n=$(echo "$out" | grep -E '^[a-z-]+: mean_nedge:' | awk '{print $3}' | sort -u | wc -l)
 [ "$n" -eq 1 ] || fail "the modes disagree on the edges traversed"
