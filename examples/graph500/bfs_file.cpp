@@ -56,13 +56,13 @@ Status GraphFile::Open(const std::string &path) {
   return Status::Ok();
 }
 
-int64_t GraphFile::ReadCols(uint32_t *dst, uint64_t first, uint64_t count) const {
-  char *p = reinterpret_cast<char *>(dst);
+int64_t GraphFile::ReadCols(void *base, uint64_t buf_off, uint64_t first, uint64_t count) const {
   uint64_t done = 0;
   const uint64_t want = count * sizeof(uint32_t);
   while (done < want) {
-    const ssize_t r = cuFileRead(fh_, p + done, want - done,
-                                 static_cast<off_t>(h_.cols_off + first * 4 + done), 0);
+    const ssize_t r =
+        cuFileRead(fh_, base, want - done, static_cast<off_t>(h_.cols_off + first * 4 + done),
+                   static_cast<off_t>(buf_off + done));
     if (r == -1) return -errno;
     if (r < 0) return r;
     if (r == 0) break;
@@ -93,7 +93,7 @@ void Fail(LevelCtx &c, Status s) {
 }
 
 bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
-  const int64_t r = c.f.ReadCols(buf, first, count);
+  const int64_t r = c.f.ReadCols(buf, 0, first, count);
   c.reads.fetch_add(1, std::memory_order_relaxed);
   if (r >= 0) c.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
   if (r == static_cast<int64_t>(count * 4)) return true;

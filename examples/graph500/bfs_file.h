@@ -34,9 +34,11 @@ class GraphFile {
   Status Open(const std::string &path);
   const CsrHeader &header() const { return h_; }
   std::span<const uint64_t> offsets() const { return offsets_; }
-  // Column entries [first, first + count) into dst with cuFileRead; the
-  // bytes read (count * 4 unless the file is short) or -errno / -CUfileOpError.
-  int64_t ReadCols(uint32_t *dst, uint64_t first, uint64_t count) const;
+  // Column entries [first, first + count) with cuFileRead into base +
+  // buf_off bytes (host memory, or device memory base registered or not);
+  // the bytes read (count * 4 unless the file is short) or -errno /
+  // -CUfileOpError.
+  int64_t ReadCols(void *base, uint64_t buf_off, uint64_t first, uint64_t count) const;
   int fd() const { return fd_; }
   CUfileHandle_t handle() const { return fh_; }
 

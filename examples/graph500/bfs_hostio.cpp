@@ -142,20 +142,11 @@ class Search {
   }
 
   Status ReadOne(uint32_t *buf, const Request &r) const {
-    const uint64_t want = r.count * 4;
-    for (uint64_t done = 0; done < want;) {
-      const ssize_t got = cuFileRead(f_.handle(), buf, want - done,
-                                     static_cast<off_t>(f_.header().cols_off + r.first * 4 + done),
-                                     static_cast<off_t>(r.at * 4 + done));
-      if (got == 0) return Status::Error(-EIO, "graph file shorter than its row offsets");
-      if (got < 0) {
-        const int64_t e = got == -1 ? -errno : got;
-        return Status::Error(static_cast<int>(e),
-                             "cuFileRead of neighbour lists into GPU memory: " + CuFileReadError(e));
-      }
-      done += static_cast<uint64_t>(got);
-    }
-    return Status::Ok();
+    const int64_t got = f_.ReadCols(buf, r.at * 4, r.first, r.count);
+    if (got == static_cast<int64_t>(r.count * 4)) return Status::Ok();
+    if (got >= 0) return Status::Error(-EIO, "graph file shorter than its row offsets");
+    return Status::Error(static_cast<int>(got),
+                         "cuFileRead of neighbour lists into GPU memory: " + CuFileReadError(got));
   }
 
   const GraphFile &f_;

@@ -129,10 +129,10 @@ TEST(CsrFile, RoundTrip) {
   ASSERT_TRUE(f.Open(path).ok());
   const uint64_t v = 77, n = g.Degree(v);
   std::vector<uint32_t> row(n + 1);
-  ASSERT_EQ(f.ReadCols(row.data(), g.offsets()[v], n), static_cast<int64_t>(4 * n));
+  ASSERT_EQ(f.ReadCols(row.data(), 0, g.offsets()[v], n), static_cast<int64_t>(4 * n));
   EXPECT_TRUE(std::equal(row.begin(), row.begin() + static_cast<ptrdiff_t>(n), g.Row(v).begin()));
   std::vector<uint32_t> tail(8);  // past the end: a short read, no error
-  EXPECT_EQ(f.ReadCols(tail.data(), g.ne() - 2, 8), 8);
+  EXPECT_EQ(f.ReadCols(tail.data(), 0, g.ne() - 2, 8), 8);
 }
 
 // A damaged file: each refused with -EINVAL (or its errno) and a reason.
