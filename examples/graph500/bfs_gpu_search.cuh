@@ -45,7 +45,7 @@ inline void PreferBlockingSync() {
   (void)cudaGetLastError();
 }
 
-// Frontier arrays and the parent array, shared by both searches.
+// Frontier arrays and the parent array, as every GPU search keeps them.
 struct Search {
   ull *parent = nullptr, *counters = nullptr;  // nnext, bytes, error, cursor
   uint32_t *cur = nullptr, *next = nullptr;
