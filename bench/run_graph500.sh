@@ -31,7 +31,9 @@ mkdir -p "$data"
 step 1200 "$bfs" -f "$graph" -m "$modes" -n "$roots" --validate 1
 if [ -n "$io_modes" ]; then
   case ",$io_modes," in *,gpu-devio,*) sq=(--sqthreads 2) ;; *) sq=() ;; esac
-  [ ${#sq[@]} -gt 0 ] && step 1200 "$bfs" -f "$graph" -m "$io_modes" -n "$roots" --validate 1 "${sq[@]}"
+  if [ ${#sq[@]} -gt 0 ]; then
+    step 1200 "$bfs" -f "$graph" -m "$io_modes" -n "$roots" --validate 1 "${sq[@]}"
+  fi
   step 1200 "$bfs" -f "$graph" -m "$io_modes" -n 4 --validate 1 --cold
 fi
 exit $rc

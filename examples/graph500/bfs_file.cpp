@@ -100,7 +100,8 @@ bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
   if (r >= 0)
     Fail(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
   else
-    Fail(c, Status::Error(static_cast<int>(r), "cuFileRead of neighbour lists: " + CuFileReadError(r)));
+    Fail(c, Status::Error(static_cast<int>(r),
+                          "cuFileRead of neighbour lists: " + CuFileReadError(r)));
   return false;
 }
 

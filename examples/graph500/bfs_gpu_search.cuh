@@ -7,8 +7,8 @@
 #include <cuda_runtime.h>
 
 #include <cerrno>
-#include <cub/device/device_radix_sort.cuh>
 #include <cstdint>
+#include <cub/device/device_radix_sort.cuh>
 #include <string>
 
 namespace g500::gpu::detail {
@@ -98,9 +98,9 @@ inline int SortSpace(uint64_t nv, int *key_bits, size_t *bytes, std::string *err
   *key_bits = 0;
   while (*key_bits < 32 && (uint64_t{1} << *key_bits) < nv) ++*key_bits;
   cub::DoubleBuffer<uint32_t> keys(nullptr, nullptr);
-  G500_CUDA(cub::DeviceRadixSort::SortKeys(nullptr, *bytes, keys, static_cast<int>(nv), 0,
-                                           *key_bits),
-            "frontier sort size");
+  G500_CUDA(
+      cub::DeviceRadixSort::SortKeys(nullptr, *bytes, keys, static_cast<int>(nv), 0, *key_bits),
+      "frontier sort size");
   return 0;
 }
 

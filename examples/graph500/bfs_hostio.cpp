@@ -34,8 +34,13 @@ struct Plan {
 class Search {
  public:
   Search(const GraphFile &f, gpu::HostioGpu *gpu, const HostioOptions &o, FileBfsStats *st)
-      : f_(f), gpu_(gpu), o_(o), st_(st), cap_(o.buffer_bytes / 4),
-        gap_(o.merge_gap_bytes / 4), threads_(Threads(o.threads)) {}
+      : f_(f),
+        gpu_(gpu),
+        o_(o),
+        st_(st),
+        cap_(o.buffer_bytes / 4),
+        gap_(o.merge_gap_bytes / 4),
+        threads_(Threads(o.threads)) {}
 
   Status Run(uint64_t root, std::vector<int64_t> *parent) {
     const uint64_t nv = f_.header().nv;
@@ -84,7 +89,8 @@ class Search {
       const uint64_t at = p.used;
       if (e > start) p.reqs.push_back({start, e - start, at});
       for (uint64_t k = i; k < j; k++)
-        if (off[v[k] + 1] > off[v[k]]) p.Add(v[k], at + off[v[k]] - start, off[v[k] + 1] - off[v[k]]);
+        if (off[v[k] + 1] > off[v[k]])
+          p.Add(v[k], at + off[v[k]] - start, off[v[k] + 1] - off[v[k]]);
       p.used += e - start;
       i = j;
     }

@@ -114,8 +114,8 @@ int HostioExpand(HostioGpu *g, int slot, const HostioBatch &b, std::string *err)
   G500_CUDA(cudaMemcpy(g->pos[slot], b.pos, b.n * 8, cudaMemcpyHostToDevice), "copy index");
   const ull blocks = (b.n * 32 + kBlock - 1) / kBlock;
   ExpandBatch<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kBlock>>>(
-      g->buf[slot], g->vertex[slot], g->pos[slot], g->len[slot], b.n, g->nv, g->s.parent,
-      g->s.next, g->s.counters);
+      g->buf[slot], g->vertex[slot], g->pos[slot], g->len[slot], b.n, g->nv, g->s.parent, g->s.next,
+      g->s.counters);
   G500_CUDA(cudaGetLastError(), "expand kernel launch");
   G500_CUDA(cudaEventRecord(g->done[slot], 0), "cudaEventRecord");
   g->pending[slot] = true;

@@ -174,8 +174,8 @@ g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
     return g500::FileBfs(f, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent, st);
 #ifdef G500_HAVE_GPU
   if (mode == "gpu-hostio")
-    return g500::HostioBfs(f, gpu.hio, root, {.threads = threads, .merge_gap_bytes = a.gap},
-                           parent, st);
+    return g500::HostioBfs(f, gpu.hio, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent,
+                           st);
   if (mode == "gpu-mem" || mode == "gpu-devio") {
     std::string err;
     parent->assign(g.nv(), -1);

@@ -124,8 +124,8 @@ TEST_P(Hostio, AgreesWithTheInMemorySearch) {
       {.threads = 1, .merge_gap_bytes = 64, .buffer_bytes = 4, .index_entries = 1},
   };
   for (const HostioOptions &o : kOptions) {
-    SCOPED_TRACE(testing::Message() << "buffer " << o.buffer_bytes << ", index "
-                                    << o.index_entries);
+    SCOPED_TRACE(testing::Message()
+                 << "buffer " << o.buffer_bytes << ", index " << o.index_entries);
     gpu::HostioGpu *gpu = nullptr;
     std::string err;
     ASSERT_EQ(gpu::OpenHostioGpu(x.g.nv(), o.buffer_bytes / 4, o.index_entries, &gpu, &err), 0);
