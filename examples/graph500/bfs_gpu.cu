@@ -216,11 +216,6 @@ struct DevioGraph {
 
 namespace {
 
-// Sorts the frontier (cur), so that lists are read in file order.
-int SortFrontier(DevioGraph *g, ull ncur, std::string *err) {
-  return SortCur(&g->s, g->sort_tmp, g->sort_bytes, g->key_bits, ncur, err);
-}
-
 int CreateQueues(DevioGraph *g, CUfileHandle_t fh, const DevioOptions &o, std::string *err) {
   ufile_devio_params_t p;
   ufile_devio_params_init(&p);
@@ -249,22 +244,17 @@ int OpenDevio(CUfileHandle_t fh, const uint64_t *offsets, uint64_t nv, uint64_t 
   g->warps = (warps + kWarpsPerBlock - 1) / kWarpsPerBlock * kWarpsPerBlock;
   g->chunk = static_cast<uint32_t>(o.staging_bytes / 4);
   g->gap = static_cast<uint32_t>(o.merge_gap_bytes / 4);
-  const int rc_sort = SortSpace(nv, &g->key_bits, &g->sort_bytes, err);
-  if (rc_sort != 0) return rc_sort;
+  int rc = SortSpace(nv, &g->key_bits, &g->sort_bytes, err);
+  if (rc != 0) return rc;
   const uint64_t scratch = uint64_t{g->warps} * 32 * g->chunk * sizeof(uint32_t);
   const uint64_t need = (nv + 1) * 8 + nv * 16 + scratch + g->sort_bytes;
-  size_t free_b = 0, total_b = 0;
-  G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-  if (need > free_b)
-    return *err = "row offsets and search arrays need " + std::to_string(need) +
-                  " bytes of GPU memory, " + std::to_string(free_b) + " free",
-           -ENOMEM;
+  if ((rc = FitsInGpu(need, "row offsets and search arrays", err)) != 0) return rc;
   G500_CUDA(cudaMalloc(&g->off, (nv + 1) * sizeof(ull)), "cudaMalloc row offsets");
   G500_CUDA(cudaMemcpy(g->off, offsets, (nv + 1) * sizeof(ull), cudaMemcpyHostToDevice),
             "copy row offsets");
   G500_CUDA(cudaMalloc(&g->scratch, scratch), "cudaMalloc read buffers");
   G500_CUDA(cudaMalloc(&g->sort_tmp, g->sort_bytes), "cudaMalloc sort space");
-  const int rc = AllocSearch(&g->s, nv, err);
+  rc = AllocSearch(&g->s, nv, err);
   return rc != 0 ? rc : CreateQueues(g, fh, o, err);
 }
 
@@ -274,7 +264,8 @@ int BfsDevio(DevioGraph *g, uint64_t root, int64_t *parent, DevioStats *stats, s
   ull ncur = 1;
   long long error = 0;
   while (rc == 0 && ncur > 0) {
-    rc = SortFrontier(g, ncur, err);
+    // Sorted, so that lists are read in file order.
+    rc = SortCur(&g->s, g->sort_tmp, g->sort_bytes, g->key_bits, ncur, err);
     if (rc != 0) return rc;
     const LevelArgs a{g->q.view(),
                       g->off,

@@ -93,6 +93,16 @@ inline int EndLevel(Search *s, ull *ncur, long long *error, std::string *err) {
   return 0;
 }
 
+// 0 if need bytes (what) fit in the GPU's free memory, else -ENOMEM with both sizes.
+inline int FitsInGpu(uint64_t need, const char *what, std::string *err) {
+  size_t free_b = 0, total_b = 0;
+  G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+  if (need <= free_b) return 0;
+  *err = std::string(what) + " need " + std::to_string(need) + " bytes of GPU memory, " +
+         std::to_string(free_b) + " free";
+  return -ENOMEM;
+}
+
 // The radix sort's key bits and scratch bytes for frontiers of up to nv vertices.
 inline int SortSpace(uint64_t nv, int *key_bits, size_t *bytes, std::string *err) {
   *key_bits = 0;

@@ -57,12 +57,7 @@ int OpenHostioGpu(uint64_t nv, uint64_t buffer_entries, uint64_t index_entries, 
   int rc = SortSpace(nv, &g->key_bits, &g->sort_bytes, err);
   if (rc != 0) return rc;
   const uint64_t need = nv * 16 + g->sort_bytes + 2 * (buffer_entries * 4 + index_entries * 16);
-  size_t free_b = 0, total_b = 0;
-  G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-  if (need > free_b)
-    return *err = "search arrays and list buffers need " + std::to_string(need) +
-                  " bytes of GPU memory, " + std::to_string(free_b) + " free",
-           -ENOMEM;
+  if ((rc = FitsInGpu(need, "search arrays and list buffers", err)) != 0) return rc;
   G500_CUDA(cudaMalloc(&g->sort_tmp, g->sort_bytes), "cudaMalloc sort space");
   if ((rc = AllocSearch(&g->s, nv, err)) != 0) return rc;
   for (int k = 0; k < 2; k++) {
