@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
 #include "bfs_host.h"
 
@@ -79,7 +78,6 @@ struct LevelCtx {
   const std::vector<uint32_t> &cur;
   std::vector<int64_t> &parent;
   Frontier &next;
-  std::atomic<uint64_t> chunk{0};
   std::atomic<uint64_t> bytes{0}, reads{0};
   std::mutex mu;
   Status err;
@@ -161,16 +159,12 @@ Status FileBfs(const GraphFile &f, uint64_t root, const FileBfsOptions &o,
   while (!cur.empty()) {
     LevelCtx c{f, o, cur, *parent, next};
     const uint64_t nchunks = (cur.size() + o.chunk_vertices - 1) / o.chunk_vertices;
-    std::vector<std::thread> pool;
-    for (unsigned t = 0; t < threads; t++)
-      pool.emplace_back([&, t] {
-        for (uint64_t k; (k = c.chunk.fetch_add(1)) < nchunks;) {
-          const uint64_t b = k * o.chunk_vertices;
-          const uint64_t n = std::min<uint64_t>(o.chunk_vertices, cur.size() - b);
-          ExpandChunk(c, cur.data() + b, n, bufs[t], next.Local(t));
-        }
-      });
-    for (auto &th : pool) th.join();
+    ParallelEach(nchunks, threads, [&](uint64_t k, unsigned t) {
+      const uint64_t b = k * o.chunk_vertices;
+      const uint64_t n = std::min<uint64_t>(o.chunk_vertices, cur.size() - b);
+      ExpandChunk(c, cur.data() + b, n, bufs[t], next.Local(t));
+      return !c.failed.load(std::memory_order_relaxed);
+    });
     stats->bytes_read += c.bytes.load();
     stats->reads += c.reads.load();
     stats->levels++;

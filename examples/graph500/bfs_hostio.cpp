@@ -5,7 +5,6 @@
 #include <atomic>
 #include <cerrno>
 #include <mutex>
-#include <thread>
 
 namespace g500 {
 namespace {
@@ -34,13 +33,7 @@ struct Plan {
 class Search {
  public:
   Search(const GraphFile &f, gpu::HostioGpu *gpu, const HostioOptions &o, FileBfsStats *st)
-      : f_(f),
-        gpu_(gpu),
-        o_(o),
-        st_(st),
-        cap_(o.buffer_bytes / 4),
-        gap_(o.merge_gap_bytes / 4),
-        threads_(Threads(o.threads)) {}
+      : f_(f), gpu_(gpu), o_(o), st_(st), cap_(o.buffer_bytes / 4), gap_(o.merge_gap_bytes / 4) {}
 
   Status Run(uint64_t root, std::vector<int64_t> *parent) {
     const uint64_t nv = f_.header().nv;
@@ -120,27 +113,20 @@ class Search {
 
   // The plan's requests by every reader thread, each taking the next.
   bool Read(const Plan &p, uint32_t *buf) {
-    std::atomic<uint64_t> next{0}, bytes{0};
+    std::atomic<uint64_t> bytes{0};
     std::mutex mu;
     Status first;
-    auto reader = [&] {
-      for (uint64_t k; (k = next.fetch_add(1)) < p.reqs.size();) {
-        const Request &r = p.reqs[k];
-        Status s = ReadOne(buf, r);
-        if (!s.ok()) {
-          std::lock_guard<std::mutex> lock(mu);
-          if (first.ok()) first = std::move(s);
-          next.store(p.reqs.size());
-          return;
-        }
+    ParallelEach(p.reqs.size(), o_.threads, [&](uint64_t k, unsigned) {
+      const Request &r = p.reqs[k];
+      Status s = ReadOne(buf, r);
+      if (s.ok()) {
         bytes.fetch_add(r.count * 4, std::memory_order_relaxed);
+        return true;
       }
-    };
-    const unsigned n = static_cast<unsigned>(std::min<uint64_t>(threads_, p.reqs.size()));
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < n; t++) pool.emplace_back(reader);
-    reader();
-    for (auto &th : pool) th.join();
+      std::lock_guard<std::mutex> lock(mu);
+      if (first.ok()) first = std::move(s);
+      return false;
+    });
     st_->bytes_read += bytes.load();
     st_->reads += p.reqs.size();
     if (!first.ok() && status_.ok()) status_ = std::move(first);
@@ -160,7 +146,6 @@ class Search {
   const HostioOptions &o_;
   FileBfsStats *st_;
   const uint64_t cap_, gap_;
-  const unsigned threads_;
   Plan plan_[2];
   int slot_ = 0;
   std::string err_;

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared pieces of the Graph500 example: a status value and a parallel loop
+// Shared pieces of the Graph500 example: a status value and parallel loops
 // over std::thread.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <thread>
@@ -42,6 +44,26 @@ void ParallelFor(uint64_t n, unsigned threads, Fn &&fn) {
     const uint64_t b = n * t / threads, e = n * (t + 1) / threads;
     pool.emplace_back([&fn, b, e, t] { fn(b, e, t); });
   }
+  for (auto &th : pool) th.join();
+}
+
+// Calls fn(k, worker) for every k of [0, n), each of up to `threads`
+// workers taking the next k; once a call returns false, no worker takes
+// another.
+template <class Fn>
+void ParallelEach(uint64_t n, unsigned threads, Fn &&fn) {
+  threads = static_cast<unsigned>(std::min<uint64_t>(Threads(threads), n));
+  std::atomic<uint64_t> next{0};
+  auto work = [&](unsigned t) {
+    for (uint64_t k; (k = next.fetch_add(1, std::memory_order_relaxed)) < n;)
+      if (!fn(k, t)) {
+        next.store(n, std::memory_order_relaxed);
+        return;
+      }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; t++) pool.emplace_back(work, t);
+  if (threads > 0) work(0);
   for (auto &th : pool) th.join();
 }
 
