@@ -13,6 +13,7 @@
 #include "bfs_file.h"
 #include "bfs_host.h"
 #include "kronecker.h"
+#include "levels.h"
 #include "stats.h"
 #include "support/test_util.h"
 #include "validate.h"
@@ -24,13 +25,6 @@ Csr Generate(uint32_t scale) {
   Csr g;
   EXPECT_TRUE(GenerateKronecker({.scale = scale, .seed = 11}, &g).ok());
   return g;
-}
-
-std::vector<int32_t> Levels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent) {
-  std::vector<int32_t> level;
-  const Validation v = TreeLevels(g, root, parent, &level);
-  EXPECT_TRUE(v.ok()) << v.msg;
-  return level;
 }
 
 // A reached vertex at `want` level that no vertex has as its parent, or

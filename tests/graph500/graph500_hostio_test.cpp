@@ -14,6 +14,7 @@
 #include "bfs_host.h"
 #include "bfs_hostio.h"
 #include "kronecker.h"
+#include "levels.h"
 #include "stats.h"
 #include "support/test_util.h"
 #include "validate.h"
@@ -106,13 +107,6 @@ struct Fixture {
   std::string path;
   GraphFile f;
 };
-
-std::vector<int32_t> Levels(const Csr &g, uint64_t root, const std::vector<int64_t> &parent) {
-  std::vector<int32_t> level;
-  const Validation v = TreeLevels(g, root, parent, &level);
-  EXPECT_TRUE(v.ok()) << v.msg;
-  return level;
-}
 
 class Hostio : public ::testing::TestWithParam<uint32_t> {};
 
