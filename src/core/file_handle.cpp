@@ -33,26 +33,53 @@ FileHandle::~FileHandle() {
   RingRegistry::Get().WithdrawFile(fd_, fd_published_);
   if (bfd != fd_) RingRegistry::Get().WithdrawFile(bfd, buffered_published_);
   if (owns_fd_) SysOps::Current().Close(fd_);
-  if (bfd >= 0 && bfd != user_fd_) SysOps::Current().Close(bfd);
+  if (bfd >= 0 && bfd != fd_ && bfd != user_fd_) SysOps::Current().Close(bfd);
 }
 
-// Reopens the caller's buffered descriptor with O_DIRECT for ufile's I/O;
-// on failure (tmpfs, no fds left) logs why and stays buffered.
-void FileHandle::ForceDirect() {
+// Opens the file description ufile does its I/O on: the caller's file
+// reopened through its /proc link with the same access mode and flags (with
+// O_DIRECT added under force_direct; where the file system refuses it, the
+// handle stays buffered). Bytes then reach the registered file whatever the
+// caller later does to its descriptor, with no check per I/O. On failure
+// (no /proc, no descriptors left, permissions changed since the caller's
+// open) ufile does its I/O on the caller's descriptor and checks it before
+// each I/O (CheckDescriptor).
+void FileHandle::OpenPrivate(bool force_direct) {
+  SysOps &sys = SysOps::Current();
   const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
   const int flags =
-      (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_DIRECT | O_CLOEXEC;
-  const int dfd = SysOps::Current().Open(path.c_str(), flags, 0);
-  if (dfd < 0) {
-    UFILE_LOG_WARN("force_odirect_mode: reopening fd %d with O_DIRECT failed (%s); its I/O stays "
-                   "buffered",
-                   user_fd_, std::strerror(errno));
+      (open_flags_ & (O_ACCMODE | O_DIRECT | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
+  int pfd = -1;
+  if (force_direct && !direct_) {
+    pfd = sys.Open(path.c_str(), flags | O_DIRECT, 0);
+    if (pfd < 0)
+      UFILE_LOG_WARN(
+          "force_odirect_mode: reopening fd %d with O_DIRECT failed (%s); its I/O "
+          "stays buffered",
+          user_fd_, std::strerror(errno));
+    else
+      direct_ = true;
+  }
+  if (pfd < 0) pfd = sys.Open(path.c_str(), flags, 0);
+  if (pfd < 0) {
+    UFILE_LOG_WARN(
+        "fd %d: reopening it for ufile's I/O failed (%s); each I/O checks the fd "
+        "instead",
+        user_fd_, std::strerror(errno));
     return;
   }
-  fd_ = dfd;
+  struct stat st {};
+  if (sys.Fstat(pfd, &st) != 0 || !SameFile(st)) {  // the caller's fd changed meanwhile
+    UFILE_LOG_WARN("fd %d: its reopening names another file; each I/O checks the fd instead",
+                   user_fd_);
+    sys.Close(pfd);
+    direct_ = (open_flags_ & O_DIRECT) != 0;
+    return;
+  }
+  fd_ = pfd;
   owns_fd_ = true;
-  direct_ = true;
-  UFILE_LOG_INFO("force_odirect_mode: fd %d does its I/O through O_DIRECT fd %d", user_fd_, dfd);
+  if (direct_ && !(open_flags_ & O_DIRECT))
+    UFILE_LOG_INFO("force_odirect_mode: fd %d does its I/O through O_DIRECT fd %d", user_fd_, pfd);
 }
 
 Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr,
@@ -82,7 +109,8 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   SysOps &sys = SysOps::Current();
   struct stat st {};
   if (sys.Fstat(fd, &st) != 0)
-    return Refuse(CU_FILE_INVALID_VALUE, errno == EBADF ? "not an open descriptor" : "fstat failed", fd);
+    return Refuse(CU_FILE_INVALID_VALUE, errno == EBADF ? "not an open descriptor" : "fstat failed",
+                  fd);
   if (S_ISDIR(st.st_mode)) return Refuse(CU_FILE_INVALID_FILE_TYPE, "a directory", fd);
   if (!S_ISREG(st.st_mode) && !S_ISBLK(st.st_mode))
     return Refuse(CU_FILE_INVALID_FILE_TYPE, "not a regular file or block device", fd);
@@ -101,8 +129,8 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   const int acc = flags & O_ACCMODE;
   h->readable_ = acc == O_RDONLY || acc == O_RDWR;
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
-  if (!h->direct_) h->buffered_fd_.store(fd, std::memory_order_relaxed);
-  if (force_direct && !h->direct_) h->ForceDirect();
+  h->OpenPrivate(force_direct);
+  if (!h->direct_) h->buffered_fd_.store(h->fd_, std::memory_order_relaxed);
   return h;
 }
 
@@ -110,12 +138,11 @@ bool FileHandle::SameFile(const struct stat &st) const {
   return st.st_dev == dev_ && st.st_ino == ino_;
 }
 
-// Two system calls per request (fstat, and F_GETFL for writes), what keeps a
-// reused descriptor number from redirecting bytes: no cheaper call proves
-// that a number still names the file. Not small beside a page-cache 4 KiB
-// read (docs/BENCHMARKS.md, Other measurements).
+// Only a handle without its own description pays this: two system calls per
+// request (fstat, and F_GETFL for writes) keep a reused descriptor number
+// from redirecting bytes.
 Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
-  if (fs_ops_) return Status::Ok();
+  if (fs_ops_ || owns_fd_) return Status::Ok();
   SysOps &sys = SysOps::Current();
   struct stat st {};
   if (sys.Fstat(user_fd_, &st) != 0) {
@@ -124,17 +151,19 @@ Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
     return Status::Errno(EBADF);
   }
   if (!SameFile(st)) {
-    UFILE_LOG_ERROR("%s: fd %d was closed and now names another file; the handle refuses I/O "
-                    "(deregister it)",
-                    fn, user_fd_);
+    UFILE_LOG_ERROR(
+        "%s: fd %d was closed and now names another file; the handle refuses I/O "
+        "(deregister it)",
+        fn, user_fd_);
     return Status::Errno(EBADF);
   }
   if (write) {
     const int flags = sys.GetFlags(user_fd_);
     if (flags >= 0 && (flags & O_APPEND)) {
-      UFILE_LOG_ERROR("%s: fd %d has O_APPEND (set after registration): writes would ignore "
-                      "their offset",
-                      fn, user_fd_);
+      UFILE_LOG_ERROR(
+          "%s: fd %d has O_APPEND (set after registration): writes would ignore "
+          "their offset",
+          fn, user_fd_);
       return Status::Op(CU_FILE_INVALID_FILE_OPEN_FLAG);
     }
   }
@@ -153,15 +182,17 @@ Result<int> FileHandle::BufferedFd() {
 }
 
 Result<int> FileHandle::OpenBufferedFd() {
-  // Reopen the same file through its /proc link, same access mode, no O_DIRECT.
-  const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
+  // Reopen the same file through the /proc link of the descriptor ufile
+  // does I/O on, same access mode, no O_DIRECT.
+  const std::string path = "/proc/self/fd/" + std::to_string(fd_);
   const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
   int bfd = SysOps::Current().Open(path.c_str(), flags, 0);
   if (bfd < 0) {
     int err = errno;
-    UFILE_LOG_ERROR("opening a buffered descriptor for fd %d (%s) failed: errno %d; unaligned "
-                    "O_DIRECT I/O is impossible on it",
-                    user_fd_, path.c_str(), err);
+    UFILE_LOG_ERROR(
+        "opening a buffered descriptor for fd %d (%s) failed: errno %d; unaligned "
+        "O_DIRECT I/O is impossible on it",
+        user_fd_, path.c_str(), err);
     return Status::Errno(err);
   }
   struct stat st {};
@@ -183,16 +214,18 @@ Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool fo
   const bool has_fd = !(*h)->is_fs_ops();
   if (has_fd && by_fd_.count((*h)->user_fd())) {
     // The registered handle may be stale: its descriptor closed and the
-    // number reused for another file (that handle refuses I/O). Then the new
-    // file registers and takes the number over.
+    // number reused for another file (that handle keeps its own file, or
+    // refuses I/O where it checks the fd). Then the new file registers and
+    // takes the number over.
     const FileHandle &old = *by_id_.at(by_fd_.at((*h)->user_fd()));
     if (old.dev_ == (*h)->dev_ && old.ino_ == (*h)->ino_) {
       UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->user_fd());
       return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
     }
-    UFILE_LOG_WARN("cuFileHandleRegister: fd %d was registered for another file (closed and "
-                   "reused); that handle stays refused",
-                   (*h)->user_fd());
+    UFILE_LOG_WARN(
+        "cuFileHandleRegister: fd %d was registered for another file (closed and "
+        "reused); the new file takes the number over",
+        (*h)->user_fd());
     by_fd_.erase((*h)->user_fd());
   }
   // Ids are multiples of 16 plus 1: never an aligned pointer.

@@ -4,10 +4,13 @@
 // refused (CU_FILE_HANDLE_NOT_REGISTERED), never followed. An I/O holds a
 // shared_ptr to its FileHandle, so deregistration during I/O is safe: the
 // handle dies when its last I/O ends.
-// With properties.force_odirect_mode, a descriptor opened without O_DIRECT
-// is reopened with it for ufile's own I/O (the caller's stays the buffered
-// one), as if the caller had opened it so; where the file system refuses
-// O_DIRECT the handle stays buffered.
+// A descriptor handle does its I/O on its own file description: the caller's
+// file reopened at registration, so a descriptor the caller closes, or
+// closes and reuses, can never redirect bytes, and no I/O pays a check for
+// it. Where the reopening fails, I/O uses the caller's descriptor and checks
+// it first. With properties.force_odirect_mode, a descriptor opened without
+// O_DIRECT is reopened with it, as if the caller had opened it so; where the
+// file system refuses O_DIRECT the handle stays buffered.
 // Thread-safety: FileHandle is immutable after Register except for the
 // lazily opened buffered descriptor (opened under a mutex, published through
 // an atomic: once open, BufferedFd takes no lock); HandleTable is
@@ -15,7 +18,6 @@
 #pragma once
 
 #include <cufile.h>
-
 #include <sys/stat.h>
 
 #include <atomic>
@@ -36,8 +38,8 @@ class FileHandle {
   ~FileHandle();
 
   bool is_fs_ops() const { return fs_ops_ != nullptr; }
-  // The descriptor ufile does I/O on: the caller's, or with
-  // force_odirect_mode its O_DIRECT reopening.
+  // The descriptor ufile does I/O on: its own reopening of the caller's
+  // file, or the caller's where that failed.
   int fd() const { return fd_; }
   // The descriptor the caller registered (the handle table's key, traces).
   int user_fd() const { return user_fd_; }
@@ -48,11 +50,12 @@ class FileHandle {
   const CUfileFSOps_t *fs_ops() const { return fs_ops_; }
   void *user_handle() const { return user_handle_; }
 
-  // Before each I/O: the caller's descriptor must still be the file that was
-  // registered (-1/EBADF when it was closed, or closed and its number given
-  // to another file: no byte may reach that file) and, for a write, must not
-  // have gained O_APPEND through fcntl (CU_FILE_INVALID_FILE_OPEN_FLAG:
-  // pwrite would ignore the offset). USERSPACE_FS handles: always Ok.
+  // Before each I/O on the caller's descriptor (no reopening): it must still
+  // be the file that was registered (-1/EBADF when it was closed, or closed
+  // and its number given to another file: no byte may reach that file) and,
+  // for a write, must not have gained O_APPEND through fcntl
+  // (CU_FILE_INVALID_FILE_OPEN_FLAG: pwrite would ignore the offset).
+  // USERSPACE_FS handles and handles with their own description: always Ok.
   Status CheckDescriptor(const char *fn, bool write) const;
   // Whether the caller's descriptor is still the registered file.
   bool SameFile(const struct stat &st) const;
@@ -69,11 +72,11 @@ class FileHandle {
 
  private:
   FileHandle() = default;
-  void ForceDirect();
+  void OpenPrivate(bool force_direct);
   Result<int> OpenBufferedFd();  // with buffered_mu_ held
   int fd_ = -1;
   int user_fd_ = -1;
-  bool owns_fd_ = false;  // fd_ is ufile's O_DIRECT reopening
+  bool owns_fd_ = false;  // fd_ is ufile's reopening of the caller's file
   int open_flags_ = 0;
   dev_t dev_ = 0;  // identity of the registered file (st_dev, st_ino)
   ino_t ino_ = 0;
@@ -83,7 +86,7 @@ class FileHandle {
   size_t align_ = 4096;
   const CUfileFSOps_t *fs_ops_ = nullptr;
   void *user_handle_ = nullptr;
-  std::mutex buffered_mu_;  // serialises the opening
+  std::mutex buffered_mu_;            // serialises the opening
   std::atomic<int> buffered_fd_{-1};  // stored once, after buffered_published_
   // Generations of fd_'s and buffered_fd_'s publication as registered files
   // (engine/ring_registry.h); 0: not published.
@@ -104,7 +107,7 @@ class HandleTable {
  private:
   mutable std::shared_mutex mu_;
   std::unordered_map<uintptr_t, std::shared_ptr<FileHandle>> by_id_;  // guarded by mu_
-  std::unordered_map<int, uintptr_t> by_fd_;                         // guarded by mu_
+  std::unordered_map<int, uintptr_t> by_fd_;                          // guarded by mu_
 };
 
 }  // namespace ufile

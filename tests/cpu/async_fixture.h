@@ -65,16 +65,16 @@ class GateOps : public SysOps {
   bool open_ = false;
 };
 
-// Fails pread/pwrite on one descriptor with err.
+// Fails pread/pwrite on the file fd names with err.
 class FailFdOps : public SysOps {
  public:
-  FailFdOps(int fd, int err) : fd_(fd), err_(err) {}
+  FailFdOps(int fd, int err) : file_(fd), err_(err) {}
   ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    if (fd == fd_) return Fail();
+    if (file_.Names(fd)) return Fail();
     return SysOps::Pread(fd, buf, len, off);
   }
   ssize_t Pwrite(int fd, const void *buf, size_t len, off_t off) override {
-    if (fd == fd_) return Fail();
+    if (file_.Names(fd)) return Fail();
     return SysOps::Pwrite(fd, buf, len, off);
   }
 
@@ -83,7 +83,7 @@ class FailFdOps : public SysOps {
     errno = err_;
     return -1;
   }
-  int fd_;
+  FileId file_;
   int err_;
 };
 
@@ -110,15 +110,16 @@ class AsyncFixture : public ::testing::Test {
   }
 
   // A registered file of `size` random bytes (seed) opened with flags.
+  // checked: registered with ufile's reopening refused (RegisterFdChecked).
   CUfileHandle_t OpenFile(const std::string &name, size_t size, uint64_t seed, int flags = O_RDWR,
-                          int *fd_out = nullptr) {
+                          int *fd_out = nullptr, bool checked = false) {
     const std::string path = dir_.File(name);
     WriteWholeFile(path, RandomBytes(size, seed));
     int fd = open(path.c_str(), flags);
     EXPECT_GE(fd, 0) << path;
     fds_.push_back(fd);
     CUfileHandle_t fh = nullptr;
-    EXPECT_EQ(RegisterFd(fd, &fh), CU_FILE_SUCCESS);
+    EXPECT_EQ(checked ? RegisterFdChecked(fd, &fh) : RegisterFd(fd, &fh), CU_FILE_SUCCESS);
     handles_.push_back(fh);
     if (fd_out) *fd_out = fd;
     return fh;

@@ -3,10 +3,11 @@
 // that do not open the library, the NULL stream storing every refusal in
 // *bytes_p, the live setters' ranges being the parameter API's, and a
 // registered descriptor that changes behind the handle (O_APPEND set with
-// fcntl, or closed and its number reused by another file): refused, never
-// a byte written into another file, in batches too (checked once per handle
-// and direction for a group of entries); host memory refused where
-// properties.allow_system_memory is false.
+// fcntl, or closed and its number reused by another file): a handle with its
+// own description goes on with its own file, one whose fd is checked
+// refuses; never a byte written into another file, in batches too (checked
+// once per handle and direction for a group of entries); host memory
+// refused where properties.allow_system_memory is false.
 #include <cufile.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -127,12 +129,31 @@ TEST_F(Contract, LiveSettersRefuseWhatTheParameterApiRefuses) {
 
 // ---- the descriptor changes behind the handle -------------------------------
 
-TEST_F(Contract, AppendSetWithFcntlAfterRegistrationIsRefused) {
+// A handle writes through its own file description: O_APPEND set on the
+// caller's descriptor does not move its writes.
+TEST_F(Contract, AppendSetWithFcntlAfterRegistrationLeavesWritesAtTheirOffset) {
   const std::vector<uint8_t> data = RandomBytes(8192, 3);
   WriteWholeFile(dir_.File("f"), data);
   const int fd = Open("f", O_RDWR);
   CUfileHandle_t fh = nullptr;
   ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  ASSERT_EQ(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_APPEND), 0);
+  const std::vector<uint8_t> src = RandomBytes(100, 4);
+  EXPECT_EQ(cuFileWrite(fh, src.data(), 100, 0, 0), 100);
+  std::vector<uint8_t> want = data;
+  std::memcpy(want.data(), src.data(), 100);
+  EXPECT_EQ(ReadWholeFile(dir_.File("f")), want) << "the write landed at offset 0, not appended";
+  cuFileHandleDeregister(fh);
+}
+
+// Where ufile could not reopen the file, the handle writes through the
+// caller's descriptor and refuses writes once it has O_APPEND.
+TEST_F(Contract, AppendSetWithFcntlIsRefusedWhereTheFdIsChecked) {
+  const std::vector<uint8_t> data = RandomBytes(8192, 3);
+  WriteWholeFile(dir_.File("f"), data);
+  const int fd = Open("f", O_RDWR);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(RegisterFdChecked(fd, &fh), CU_FILE_SUCCESS);
   ASSERT_EQ(::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_APPEND), 0);
   const std::vector<uint8_t> src = RandomBytes(100, 4);
   EXPECT_EQ(cuFileWrite(fh, src.data(), 100, 0, 0),
@@ -197,23 +218,33 @@ TEST_F(Contract, SystemMemoryRefusedWhenNotAllowed) {
   cuFileHandleDeregister(fh);
 }
 
-class ReusedDescriptor : public Contract, public ::testing::WithParamInterface<bool> {};
+// Parameters: O_DIRECT, and whether the handle has its own description
+// (else it was registered with the reopening refused: RegisterFdChecked).
+class ReusedDescriptor : public Contract,
+                         public ::testing::WithParamInterface<std::tuple<bool, bool>> {
+ protected:
+  bool direct() const { return std::get<0>(GetParam()); }
+  bool own() const { return std::get<1>(GetParam()); }
+  CUfileOpError RegisterOld(int fd, CUfileHandle_t *fh) {
+    return own() ? Register(fd, fh) : RegisterFdChecked(fd, fh);
+  }
+};
 
 // fd N registered, closed by the application, N given to another file: the
-// old handle refuses I/O (-1/EBADF, as for a closed descriptor) and neither
-// file changes; N registers anew for the new file.
+// old handle goes on reading and writing its own file where it has its own
+// description, else refuses I/O (-1/EBADF, as for a closed descriptor);
+// never a byte of the new file is touched; N registers anew for it.
 TEST_P(ReusedDescriptor, OldHandleNeverReachesTheNewFile) {
-  const bool direct = GetParam();
-  if (direct && !DirectIoSupported(dir_.path()))
+  if (direct() && !DirectIoSupported(dir_.path()))
     GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
   const std::vector<uint8_t> a = RandomBytes(16384, 5), b = RandomBytes(16384, 6);
   WriteWholeFile(dir_.File("a"), a);
   WriteWholeFile(dir_.File("b"), b);
-  const int flags = O_RDWR | (direct ? O_DIRECT : 0);
+  const int flags = O_RDWR | (direct() ? O_DIRECT : 0);
   const int fd = ::open(dir_.File("a").c_str(), flags);
   ASSERT_GE(fd, 0);
   CUfileHandle_t old = nullptr;
-  ASSERT_EQ(Register(fd, &old), CU_FILE_SUCCESS);
+  ASSERT_EQ(RegisterOld(fd, &old), CU_FILE_SUCCESS);
   void *mem = nullptr;
   ASSERT_EQ(::posix_memalign(&mem, 4096, 16384), 0);
   std::memset(mem, 0x5a, 16384);
@@ -225,12 +256,21 @@ TEST_P(ReusedDescriptor, OldHandleNeverReachesTheNewFile) {
   const int fd2 = ::open(dir_.File("b").c_str(), flags);
   ASSERT_EQ(fd2, fd) << "the lowest free number is reused";
   fds_.push_back(fd2);
-  errno = 0;
-  EXPECT_EQ(cuFileWrite(old, mem, 8192 + 100, 0, 0), -1);
-  EXPECT_EQ(errno, EBADF);
-  errno = 0;
-  EXPECT_EQ(cuFileRead(old, mem, 8192 + 100, 0, 0), -1);
-  EXPECT_EQ(errno, EBADF);
+  if (own()) {
+    std::memset(mem, 0x6b, 16384);
+    EXPECT_EQ(cuFileWrite(old, mem, 8192 + 100, 0, 0), 8192 + 100);
+    std::memset(a2.data(), 0x6b, 8192 + 100);
+    std::memset(mem, 0, 16384);
+    EXPECT_EQ(cuFileRead(old, mem, 8192 + 100, 4096, 0), 8192 + 100);
+    EXPECT_EQ(std::memcmp(mem, a2.data() + 4096, 8192 + 100), 0) << "read from its own file";
+  } else {
+    errno = 0;
+    EXPECT_EQ(cuFileWrite(old, mem, 8192 + 100, 0, 0), -1);
+    EXPECT_EQ(errno, EBADF);
+    errno = 0;
+    EXPECT_EQ(cuFileRead(old, mem, 8192 + 100, 0, 0), -1);
+    EXPECT_EQ(errno, EBADF);
+  }
   EXPECT_EQ(ReadWholeFile(dir_.File("a")), a2);
   EXPECT_EQ(ReadWholeFile(dir_.File("b")), b);
   CUfileHandle_t fresh = nullptr;
@@ -265,27 +305,26 @@ CUfileIOParams_t Entry(CUfileHandle_t fh, bool write, void *buf, off_t off, size
 // Runs entries as one batch of their own; their events in order.
 std::vector<CUfileIOEvents_t> RunBatch(std::vector<CUfileIOParams_t> entries) {
   CUfileBatchHandle_t batch = nullptr;
-  EXPECT_EQ(cuFileBatchIOSetUp(&batch, static_cast<unsigned>(entries.size())).err,
-            CU_FILE_SUCCESS);
+  EXPECT_EQ(cuFileBatchIOSetUp(&batch, static_cast<unsigned>(entries.size())).err, CU_FILE_SUCCESS);
   std::vector<CUfileIOEvents_t> got = RunBatchParams(batch, std::move(entries));
   cuFileBatchIODestroy(batch);
   return got;
 }
 
-// The old handle's entries fail, the new file's handle's entries in the same
-// batch run: the group's one check per handle is its own handle's.
-TEST_P(ReusedDescriptor, BatchEntriesOfTheOldHandleAreRefused) {
-  const bool direct = GetParam();
-  if (direct && !DirectIoSupported(dir_.path()))
+// In one batch, the old handle's entries run on its own file (with its own
+// description) or fail (checked), and the new file's handle's entries run:
+// the group's one check per handle is its own handle's.
+TEST_P(ReusedDescriptor, BatchEntriesOfTheOldHandleNeverReachTheNewFile) {
+  if (direct() && !DirectIoSupported(dir_.path()))
     GTEST_SKIP() << "O_DIRECT is not supported in " << dir_.path();
   const std::vector<uint8_t> a = RandomBytes(65536, 7), b = RandomBytes(65536, 8);
   WriteWholeFile(dir_.File("a"), a);
   WriteWholeFile(dir_.File("b"), b);
-  const int flags = O_RDWR | (direct ? O_DIRECT : 0);
+  const int flags = O_RDWR | (direct() ? O_DIRECT : 0);
   const int fd = ::open(dir_.File("a").c_str(), flags);
   ASSERT_GE(fd, 0);
   CUfileHandle_t old = nullptr, fresh = nullptr;
-  ASSERT_EQ(Register(fd, &old), CU_FILE_SUCCESS);
+  ASSERT_EQ(RegisterOld(fd, &old), CU_FILE_SUCCESS);
   ::close(fd);
   const int fd2 = ::open(dir_.File("b").c_str(), flags);
   ASSERT_EQ(fd2, fd) << "the lowest free number is reused";
@@ -302,48 +341,82 @@ TEST_P(ReusedDescriptor, BatchEntriesOfTheOldHandleAreRefused) {
     entries.push_back(Entry(fresh, write, buf + (8 + i) * 4096, (8 + i) * 4096, 4096));
   }
   const std::vector<CUfileIOEvents_t> ev = RunBatch(entries);
-  std::vector<uint8_t> b2 = b;
+  std::vector<uint8_t> a2 = a, b2 = b;
   for (size_t i = 0; i < ev.size(); ++i) {
-    if (entries[i].fh == old) {
+    const bool from_old = entries[i].fh == old;
+    if (from_old && !own()) {
       EXPECT_EQ(ev[i].status, CUFILE_FAILED) << "entry " << i;
       continue;
     }
     EXPECT_EQ(ev[i].status, CUFILE_COMPLETE) << "entry " << i;
     EXPECT_EQ(ev[i].ret, 4096u) << "entry " << i;
+    const off_t at = entries[i].u.batch.file_offset;
+    std::vector<uint8_t> &file = from_old ? a2 : b2;
     if (entries[i].opcode == CUFILE_WRITE)
-      std::memset(b2.data() + entries[i].u.batch.file_offset, 0x5a, 4096);
+      std::memset(file.data() + at, 0x5a, 4096);
+    else
+      EXPECT_EQ(std::memcmp(buf + (from_old ? i / 2 : 8 + i / 2) * 4096, file.data() + at, 4096), 0)
+          << "entry " << i << " read its own file";
   }
-  EXPECT_EQ(ReadWholeFile(dir_.File("a")), a);
+  EXPECT_EQ(ReadWholeFile(dir_.File("a")), a2);
   EXPECT_EQ(ReadWholeFile(dir_.File("b")), b2);
   cuFileHandleDeregister(old);
   cuFileHandleDeregister(fresh);
   std::free(mem);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ReusedDescriptor, ::testing::Bool(),
-                         [](const auto &i) { return i.param ? "ODirect" : "Buffered"; });
+INSTANTIATE_TEST_SUITE_P(Modes, ReusedDescriptor,
+                         ::testing::Combine(::testing::Bool(), ::testing::Bool()),
+                         [](const auto &i) {
+                           return std::string(std::get<0>(i.param) ? "ODirect" : "Buffered") +
+                                  (std::get<1>(i.param) ? "Own" : "Checked");
+                         });
 
-// Counts fstat calls on one descriptor.
+// Counts fstat calls on one descriptor (-1: on any).
 class CountFstat : public SysOps {
  public:
   int fd = -1;
   std::atomic<int> calls{0};
   int Fstat(int f, struct stat *st) override {
-    if (f == fd) ++calls;
+    if (fd < 0 || f == fd) ++calls;
     return SysOps::Fstat(f, st);
   }
 };
 
-// O_APPEND refuses the writes of a batch and not its reads; the descriptor
-// is checked once per handle and direction for each group of entries, not
-// once per entry.
-TEST_F(Contract, BatchChecksTheDescriptorOncePerGroupAndDirection) {
+// A handle with its own description makes no descriptor check: a batch of
+// it calls no fstat at all.
+TEST_F(Contract, BatchOfAHandleWithItsOwnDescriptionChecksNothing) {
   constexpr int kEntries = 32;
   const std::vector<uint8_t> data = RandomBytes(kEntries * 4096, 9);
   WriteWholeFile(dir_.File("f"), data);
   const int fd = Open("f", O_RDWR);
   CUfileHandle_t fh = nullptr;
   ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
+  std::vector<char> mem(kEntries * 4096, 0x11);
+  std::vector<CUfileIOParams_t> reads;
+  for (int i = 0; i < kEntries; ++i)
+    reads.push_back(Entry(fh, false, mem.data() + i * 4096, i * 4096, 4096));
+  CountFstat count;  // every descriptor
+  {
+    ScopedSysOps scope(&count);
+    for (const CUfileIOEvents_t &e : RunBatch(reads)) EXPECT_EQ(e.ret, 4096u);
+    EXPECT_EQ(cuFileRead(fh, mem.data(), 4096, 0, 0), 4096);
+  }
+  EXPECT_EQ(std::memcmp(mem.data(), data.data(), data.size()), 0);
+  EXPECT_EQ(count.calls.load(), 0);
+  cuFileHandleDeregister(fh);
+}
+
+// Where the fd is checked: O_APPEND refuses the writes of a batch and not its
+// reads; the descriptor is checked once per handle and direction for each
+// group of entries, not once per entry.
+TEST_F(Contract, BatchChecksTheDescriptorOncePerGroupAndDirection) {
+  constexpr int kEntries = 32;
+  const std::vector<uint8_t> data = RandomBytes(kEntries * 4096, 9);
+  WriteWholeFile(dir_.File("f"), data);
+  const int fd = Open("f", O_RDWR);
+  CUfileHandle_t fh = nullptr;
+  ASSERT_EQ(RegisterFdChecked(fd, &fh), CU_FILE_SUCCESS);
   std::vector<char> mem(kEntries * 4096, 0x11);
   std::vector<CUfileIOParams_t> reads, mixed;
   for (int i = 0; i < kEntries; ++i) {

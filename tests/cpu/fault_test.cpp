@@ -287,7 +287,7 @@ TEST_P(FaultTest, RegistrationFailuresOfTheSyscalls) {
 TEST_P(FaultTest, BufferedReopenFailing) {
   ops_.open_err = EMFILE;
   if (!direct_) {
-    // Without O_DIRECT the registered descriptor itself is used: no reopen.
+    // Without O_DIRECT the handle's own description serves every piece.
     ExpectReadOk(Read());
     EXPECT_EQ(ops_.fired(), 0);
     return;

@@ -331,21 +331,30 @@ TEST_F(HandleTest, DeregisteringTwiceOrBogusHandlesIsHarmless) {
   cuFileHandleDeregister(b);
 }
 
-TEST_F(HandleTest, DescriptorClosedBehindTheHandleGivesEbadf) {
-  MakeFile("f", 4096, 1);
-  const int fd = ::open(dir_.File("f").c_str(), O_RDWR);
-  ASSERT_GE(fd, 0);
-  CUfileHandle_t fh = nullptr;
-  ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS);
-  ::close(fd);  // the caller's bug, not a crash
-  std::vector<uint8_t> buf(4096);
-  errno = 0;
-  EXPECT_EQ(cuFileRead(fh, buf.data(), 4096, 0, 0), -1);
-  EXPECT_EQ(errno, EBADF);
-  errno = 0;
-  EXPECT_EQ(cuFileWrite(fh, buf.data(), 4096, 0, 0), -1);
-  EXPECT_EQ(errno, EBADF);
-  cuFileHandleDeregister(fh);
+// The caller's bug, not a crash: with its own description the handle goes
+// on with the registered file; with its fd checked, I/O is -1/EBADF.
+TEST_F(HandleTest, DescriptorClosedBehindTheHandle) {
+  const std::vector<uint8_t> file = MakeFile("f", 4096, 1);
+  for (const bool own : {true, false}) {
+    SCOPED_TRACE(own ? "own description" : "fd checked");
+    const int fd = ::open(dir_.File("f").c_str(), O_RDWR);
+    ASSERT_GE(fd, 0);
+    CUfileHandle_t fh = nullptr;
+    ASSERT_EQ(own ? Register(fd, &fh) : RegisterFdChecked(fd, &fh), CU_FILE_SUCCESS);
+    ::close(fd);
+    std::vector<uint8_t> buf(4096);
+    errno = 0;
+    EXPECT_EQ(cuFileRead(fh, buf.data(), 4096, 0, 0), own ? 4096 : -1);
+    EXPECT_EQ(errno, own ? 0 : EBADF);
+    if (own) {
+      EXPECT_EQ(buf, file);
+    }
+    errno = 0;
+    EXPECT_EQ(cuFileWrite(fh, buf.data(), 4096, 0, 0), own ? 4096 : -1);
+    EXPECT_EQ(errno, own ? 0 : EBADF);
+    cuFileHandleDeregister(fh);
+    EXPECT_EQ(ReadWholeFile(dir_.File("f")), file);
+  }
 }
 
 TEST_F(HandleTest, HandleOfAClosedDriverSessionIsNotRegistered) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/driver.h"
+#include "core/runtime.h"
 #include "engine/engine.h"
 #include "gpu/staging_pool.h"
 #include "support/test_util.h"
@@ -400,17 +401,24 @@ TEST_F(RingRegistryTest, RegisteredHandlesPublishTheirDescriptorUntilDeregistere
   ASSERT_EQ(cuFileDriverOpen().err, CU_FILE_SUCCESS);
   CUfileHandle_t fh = nullptr;
   ASSERT_EQ(RegisterFd(fd_, &fh), CU_FILE_SUCCESS);
+  int io_fd = -1;  // the handle's own description of the file
+  {
+    Result<Driver::OpGuard> g = Driver::Get().Enter();
+    ASSERT_TRUE(g.ok());
+    io_fd = g->runtime().handles().Lookup(fh)->fd();
+  }
+  ASSERT_NE(io_fd, fd_);
   OwnRing ring;
   ASSERT_TRUE(ring.ok());
-  EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), fd_);
+  EXPECT_EQ(table_.FileSlot(ring.registered(), io_fd), io_fd);
   // A refused second registration of the same descriptor leaves it published.
   CUfileHandle_t dup = nullptr;
   EXPECT_EQ(RegisterFd(fd_, &dup), CU_FILE_HANDLE_ALREADY_REGISTERED);
-  EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), fd_);
+  EXPECT_EQ(table_.FileSlot(ring.registered(), io_fd), io_fd);
   cuFileHandleDeregister(fh);
-  EXPECT_EQ(table_.FileSlot(ring.registered(), fd_), kNoFixedSlot);
+  EXPECT_EQ(table_.FileSlot(ring.registered(), io_fd), kNoFixedSlot);
   std::vector<char> buf(4096);
-  EXPECT_EQ(ring.ReadFile(fd_, buf.data(), 4096, 0), -EBADF) << "cleared from the ring";
+  EXPECT_EQ(ring.ReadFile(io_fd, buf.data(), 4096, 0), -EBADF) << "cleared from the ring";
   cuFileDriverClose();
 }
 

@@ -24,19 +24,19 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// Holds every pread of one descriptor until opened.
+// Holds every pread of the file fd names until opened.
 class HoldFd : public SysOps {
  public:
-  explicit HoldFd(int fd) : fd_(fd) {}
+  explicit HoldFd(int fd) : file_(fd) {}
   ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    if (fd == fd_)
+    if (file_.Names(fd))
       while (!open.load()) std::this_thread::sleep_for(milliseconds(1));
     return SysOps::Pread(fd, buf, len, off);
   }
   std::atomic<bool> open{false};
 
  private:
-  int fd_;
+  FileId file_;
 };
 
 class StreamAsync : public AsyncFixture {
@@ -140,13 +140,13 @@ TEST_F(StreamAsync, StreamsProceedIndependently) {
   EXPECT_TRUE(Holds(0, 0, 2 * 65536));
 }
 
-// Holds each pread of one descriptor until preads of it have entered on two
-// threads (or 20 s have passed, which the test reports).
+// Holds each pread of the file fd names until preads of it have entered on
+// two threads (or 20 s have passed, which the test reports).
 class Rendezvous : public SysOps {
  public:
-  explicit Rendezvous(int fd) : fd_(fd) {}
+  explicit Rendezvous(int fd) : file_(fd) {}
   ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    if (fd == fd_) {
+    if (file_.Names(fd)) {
       std::unique_lock<std::mutex> lock(mu_);
       threads_.insert(std::this_thread::get_id());
       cv_.notify_all();
@@ -160,7 +160,7 @@ class Rendezvous : public SysOps {
   }
 
  private:
-  int fd_;
+  FileId file_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::set<std::thread::id> threads_;
@@ -308,45 +308,66 @@ TEST_F(StreamAsync, MemopsBypassRunsSynchronouslyInStreamOrder) {
 }
 
 // An operation run at once (here through the memops bypass) waits for the
-// stream first; the descriptor is checked after that wait, so what the
-// stream's earlier work did to it is refused as cuFileRead/Write refuse it.
+// stream first; where the handle's fd is checked, that check comes after the
+// wait, so what the stream's earlier work did to the fd is refused as
+// cuFileRead/Write refuse it. With the handle's own description the same
+// operations reach the registered file, at their offsets.
 TEST_F(StreamAsync, RunAtOnceChecksTheDescriptorAfterTheStreamWait) {
   while (cuFileUseCount() > 0) cuFileDriverClose();
   ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_STREAM_MEMOPS_BYPASS, true).err, CU_FILE_SUCCESS);
-  int fd = -1;
-  fh_ = OpenFile("data3", kFile, 42, O_RDWR, &fd);
-  size_t size = 4096;
-  off_t off = 0, boff = 0;
-  ssize_t bytes = 0;
-  // The stream's earlier work runs once the operation waits for it.
-  std::atomic<bool> go{false};
-  gpu_.on_sync = [&go] { go = true; };
-  // A write, while the stream's earlier work sets O_APPEND on the descriptor.
-  s1_.Gate(&go);
-  s1_.Push([fd] { return fcntl(fd, F_SETFL, O_APPEND) == 0; });
-  std::vector<uint8_t> src(size, 0x33);
-  CUfileError_t e = cuFileWriteAsync(fh_, src.data(), &size, &off, &boff, &bytes, s1_.handle());
-  EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);
-  EXPECT_EQ(bytes, -static_cast<ssize_t>(CU_FILE_INVALID_FILE_OPEN_FLAG));
-  EXPECT_TRUE(ReadWholeFile(dir_.File("data3")) == data_) << "written through O_APPEND";
-  ASSERT_EQ(fcntl(fd, F_SETFL, 0), 0);
-  // A read, while the stream's earlier work closes the descriptor and its
-  // number comes to name another file.
-  WriteWholeFile(dir_.File("other"), std::vector<uint8_t>(kFile, 0x44));
-  const int other = open(dir_.File("other").c_str(), O_RDONLY);
-  ASSERT_GE(other, 0);
-  go = false;
-  s1_.Gate(&go);
-  s1_.Push([fd, other] { return dup2(other, fd) == fd; });
-  bytes = 0;
-  e = Read(&size, &off, &boff, &bytes, s1_);
-  close(other);
-  EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);  // EBADF
-  EXPECT_EQ(bytes, -1);
-  EXPECT_EQ(std::count(buf_.begin(), buf_.end(), 0), static_cast<long>(kFile)) << "read anyway";
-  EXPECT_EQ(gpu_.syncs.load(), 2);
-  EXPECT_NE(Log().find("now names another file"), std::string::npos);
-  gpu_.on_sync = nullptr;
+  for (const bool checked : {true, false}) {
+    SCOPED_TRACE(checked ? "fd checked" : "own description");
+    const std::string name = checked ? "checked" : "own";
+    int fd = -1;
+    fh_ = OpenFile(name, kFile, 42, O_RDWR, &fd, checked);
+    size_t size = 4096;
+    off_t off = 0, boff = 0;
+    ssize_t bytes = 0;
+    // The stream's earlier work runs once the operation waits for it.
+    std::atomic<bool> go{false};
+    gpu_.syncs = 0;
+    gpu_.on_sync = [&go] { go = true; };
+    // A write, while the stream's earlier work sets O_APPEND on the descriptor.
+    s1_.Gate(&go);
+    s1_.Push([fd] { return fcntl(fd, F_SETFL, O_APPEND) == 0; });
+    std::vector<uint8_t> src(size, 0x33);
+    CUfileError_t e = cuFileWriteAsync(fh_, src.data(), &size, &off, &boff, &bytes, s1_.handle());
+    std::vector<uint8_t> want = data_;
+    if (checked) {
+      EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);
+      EXPECT_EQ(bytes, -static_cast<ssize_t>(CU_FILE_INVALID_FILE_OPEN_FLAG));
+    } else {
+      EXPECT_EQ(e.err, CU_FILE_SUCCESS);
+      EXPECT_EQ(bytes, 4096);
+      std::fill(want.begin(), want.begin() + 4096, 0x33);
+    }
+    EXPECT_TRUE(ReadWholeFile(dir_.File(name)) == want) << "not at offset 0, or appended";
+    ASSERT_EQ(fcntl(fd, F_SETFL, 0), 0);
+    // A read, while the stream's earlier work closes the descriptor and its
+    // number comes to name another file.
+    WriteWholeFile(dir_.File("other"), std::vector<uint8_t>(kFile, 0x44));
+    const int other = open(dir_.File("other").c_str(), O_RDONLY);
+    ASSERT_GE(other, 0);
+    go = false;
+    s1_.Gate(&go);
+    s1_.Push([fd, other] { return dup2(other, fd) == fd; });
+    bytes = 0;
+    std::fill(buf_.begin(), buf_.end(), 0);
+    e = Read(&size, &off, &boff, &bytes, s1_);
+    close(other);
+    if (checked) {
+      EXPECT_EQ(e.err, CU_FILE_INVALID_FILE_OPEN_FLAG);  // EBADF
+      EXPECT_EQ(bytes, -1);
+      EXPECT_EQ(std::count(buf_.begin(), buf_.end(), 0), static_cast<long>(kFile)) << "read anyway";
+      EXPECT_NE(Log().find("now names another file"), std::string::npos);
+    } else {
+      EXPECT_EQ(e.err, CU_FILE_SUCCESS);
+      EXPECT_EQ(bytes, 4096);
+      EXPECT_EQ(std::memcmp(buf_.data(), want.data(), 4096), 0) << "not the registered file";
+    }
+    EXPECT_EQ(gpu_.syncs.load(), 2);
+    gpu_.on_sync = nullptr;
+  }
   while (cuFileUseCount() > 0) cuFileDriverClose();
   ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_STREAM_MEMOPS_BYPASS, false).err, CU_FILE_SUCCESS);
 }

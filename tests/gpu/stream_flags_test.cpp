@@ -11,6 +11,7 @@
 
 #include "async/flag_pool.h"
 #include "gpu/stream_fixture.h"
+#include "support/test_util.h"
 #include "sys/sys_ops.h"
 
 namespace ufile::test {
@@ -104,17 +105,17 @@ TEST_F(StreamFlags, ErrorsOfTheIoGoToBytes) {
   EXPECT_EQ(sh_->bytes, -static_cast<ssize_t>(CU_FILE_CUDA_POINTER_RANGE_ERROR));
 }
 
-// Fails every pread/pwrite of one descriptor with EIO.
+// Fails every pread of the file fd names with EIO.
 class FailFd : public SysOps {
  public:
-  explicit FailFd(int fd) : fd_(fd) {}
+  explicit FailFd(int fd) : file_(fd) {}
   ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    if (fd == fd_) return errno = EIO, -1;
+    if (file_.Names(fd)) return errno = EIO, -1;
     return SysOps::Pread(fd, buf, len, off);
   }
 
  private:
-  int fd_;
+  FileId file_;
 };
 
 TEST_F(StreamFlags, SystemErrorIsMinusOne) {
@@ -131,19 +132,19 @@ TEST_F(StreamFlags, SystemErrorIsMinusOne) {
   EXPECT_EQ(sh_->bytes, -1);
 }
 
-// Holds every pread of one descriptor until Open().
+// Holds every pread of the file fd names until Open().
 class HoldFd : public SysOps {
  public:
-  explicit HoldFd(int fd) : fd_(fd) {}
+  explicit HoldFd(int fd) : file_(fd) {}
   ssize_t Pread(int fd, void *buf, size_t len, off_t off) override {
-    if (fd == fd_)
+    if (file_.Names(fd))
       while (!open_.load()) std::this_thread::sleep_for(milliseconds(1));
     return SysOps::Pread(fd, buf, len, off);
   }
   std::atomic<bool> open_{false};
 
  private:
-  int fd_;
+  FileId file_;
 };
 
 // s1's I/O is stuck in the file system; s2's completes meanwhile, and s1

@@ -5,13 +5,17 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <stdexcept>
+
+#include "sys/sys_ops.h"
 
 namespace ufile::test {
 
@@ -109,6 +113,30 @@ CUfileOpError RegisterFd(int fd, CUfileHandle_t *fh) {
   d.type = CU_FILE_HANDLE_TYPE_OPAQUE_FD;
   d.handle.fd = fd;
   return cuFileHandleRegister(fh, &d).err;
+}
+
+FileId::FileId(int fd) {
+  struct stat st {};
+  valid_ = ::fstat(fd, &st) == 0;
+  dev_ = st.st_dev;
+  ino_ = st.st_ino;
+}
+
+bool FileId::Names(int fd) const {
+  struct stat st {};
+  return valid_ && ::fstat(fd, &st) == 0 && st.st_dev == dev_ && st.st_ino == ino_;
+}
+
+CUfileOpError RegisterFdChecked(int fd, CUfileHandle_t *fh) {
+  class NoOpen : public SysOps {
+   public:
+    int Open(const char *, int, mode_t) override {
+      errno = EMFILE;
+      return -1;
+    }
+  } no_open;
+  ScopedSysOps scope(&no_open);
+  return RegisterFd(fd, fh);
 }
 
 void CloseAll() {

@@ -61,6 +61,23 @@ size_t OpenFdCount();
 // Registers fd as a cuFile handle (an opaque descriptor); what
 // cuFileHandleRegister returned.
 CUfileOpError RegisterFd(int fd, CUfileHandle_t *fh);
+// The same with ufile's reopening of fd refused (as with no descriptors
+// left): the handle then does its I/O on fd and checks fd before each I/O.
+CUfileOpError RegisterFdChecked(int fd, CUfileHandle_t *fh);
+
+// The file a descriptor names (device and inode): lets a fault seam match
+// ufile's own descriptions of a registered file as well as the caller's fd.
+class FileId {
+ public:
+  explicit FileId(int fd);
+  // Whether fd names the same file (false for a descriptor not open).
+  bool Names(int fd) const;
+
+ private:
+  dev_t dev_ = 0;
+  ino_t ino_ = 0;
+  bool valid_ = false;
+};
 
 // Closes the driver however many times it was opened, so that parameters a
 // test stages apply at its next open (bounded: a broken count cannot hang).
