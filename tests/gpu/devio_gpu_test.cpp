@@ -5,8 +5,7 @@
 // asynchronous, warp batches), many blocks on many queues at once; errors
 // arrive as per-request results (bad file index, read-only file, end of
 // file, injected EIO); the bounded wait fires; destroy is refused while a
-// kernel holds a slot. The same for LL reads (UFILE_DEVIO_OPT_LL: proxy path;
-// ignored on the no-CPU path).
+// kernel holds a slot. LL reads: devio_ll_gpu_test.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 
@@ -19,87 +18,21 @@
 #include "sys/sys_ops.h"
 
 #ifdef UFILE_HAVE_TEST_KERNELS
-#include "gpu_kernels/devio_kernels.h"
+#include "gpu/devio_gpu_fixture.h"
 #endif
 
 namespace ufile::test {
 namespace {
 
 #ifndef UFILE_HAVE_TEST_KERNELS
-TEST(DevioGpu, NeedsKernels) { GTEST_SKIP() << "built without nvcc: no device-I/O kernels"; }
+TEST(DevioGpu, NeedsKernels) {
+  GTEST_SKIP() << "built without nvcc: no device-I/O kernels";
+}
 #else
 
-namespace dk = devio_kernels;
-using dk::Group;
-using dk::Op;
-
-const char *GroupName(Group g) {
-  return g == Group::kThread ? "thread" : g == Group::kWarp ? "warp" : "block";
-}
-
-// Device buffers for a list of ops, freed at the end of the scope.
-class DeviceBuffers {
- public:
-  ~DeviceBuffers() {
-    for (void *p : ptrs_) dk::DeviceFree(p);
-  }
-  // size bytes (+ slack), filled with 0xEE, or with data when given.
-  char *Get(size_t size, const std::vector<uint8_t> *data = nullptr) {
-    void *p = dk::DeviceAlloc(size + 64);
-    EXPECT_NE(p, nullptr);
-    if (!p) return nullptr;
-    ptrs_.push_back(p);
-    EXPECT_TRUE(dk::DeviceFill(p, 0xEE, size + 64));
-    if (data) {
-      EXPECT_TRUE(dk::CopyToDevice(p, data->data(), data->size()));
-    }
-    return static_cast<char *>(p);
-  }
-
- private:
-  std::vector<void *> ptrs_;
-};
-
-std::vector<uint8_t> Download(const char *p, size_t n) {
-  std::vector<uint8_t> out(n);
-  EXPECT_TRUE(dk::CopyFromDevice(out.data(), p, n));
-  return out;
-}
-
-class DevioGpu : public ::testing::TestWithParam<uint32_t> {
+class DevioGpu : public DevioQueueTest {
  protected:
-  void SetUp() override {
-    std::string why;
-    if (GetParam() == UFILE_DEVIO_PATH_NOCPU && !NoCpuAvailable(&why))
-      GTEST_SKIP() << "no-CPU path unavailable here: " << why;
-  }
-  ufile_devio_params_t Params() {
-    ufile_devio_params_t p;
-    ufile_devio_params_init(&p);
-    p.path = GetParam();
-    p.num_queues = 4;
-    p.queue_depth = 16;
-    p.staging_bytes = 1 << 20;
-    p.timeout_us = 20 * 1000 * 1000;
-    p.sq_threads = 2;
-    return p;
-  }
-  void Make(std::vector<CUfileHandle_t> hs, const ufile_devio_params_t &p) {
-    ASSERT_EQ(q_.Create(hs.data(), static_cast<unsigned>(hs.size()), &p), 0);
-    ASSERT_EQ(q_.path(), static_cast<int>(GetParam()));
-    v_ = q_.view();
-  }
-  void Run(bool async, Group g, const std::vector<Op> &ops, std::vector<int64_t> *res) {
-    std::string err;
-    const int r = async ? dk::RunAsync(v_, g, ops, res, &err) : dk::RunSync(v_, g, ops, res, &err);
-    ASSERT_EQ(r, 0) << err;
-  }
   void ManyBlocks(const RegisteredFile &f, uint32_t opts);
-  void LLByteExact(const RegisteredFile &f, uint32_t mode);
-  void LLErrors(const RegisteredFile &f, const RegisteredFile &ro, uint32_t mode);
-  TempDir dir_;
-  DeviceQueues q_;
-  ufile_devio_view_t v_{};
 };
 
 TEST_P(DevioGpu, ReadsAreByteExactFrom1ByteTo64MiB) {
@@ -130,7 +63,8 @@ TEST_P(DevioGpu, ReadsAreByteExactFrom1ByteTo64MiB) {
     for (size_t i = 0; i < ops.size(); ++i) {
       const uint64_t want = std::min<uint64_t>(ops[i].size, f.data().size() - ops[i].off);
       ASSERT_EQ(res[i], static_cast<int64_t>(want)) << GroupName(g) << " op " << i;
-      const unsigned shift = static_cast<unsigned>(ops[i].dev_ptr - reinterpret_cast<uint64_t>(dsts[i]));
+      const unsigned shift =
+          static_cast<unsigned>(ops[i].dev_ptr - reinterpret_cast<uint64_t>(dsts[i]));
       std::vector<uint8_t> got = Download(dsts[i], want + shift + 1);
       ASSERT_EQ(0, memcmp(got.data() + shift, f.data().data() + ops[i].off, want))
           << GroupName(g) << " " << ops[i].size << "@" << ops[i].off;
@@ -214,8 +148,8 @@ void DevioGpu::ManyBlocks(const RegisteredFile &f, uint32_t opts) {
     std::vector<int64_t> res;
     Run(async, g, ops, &res);
     for (int i = 0; i < n; ++i) {
-      ASSERT_EQ(res[i], static_cast<int64_t>(ops[i].size)) << GroupName(g) << " async " << async
-                                                            << " op " << i;
+      ASSERT_EQ(res[i], static_cast<int64_t>(ops[i].size))
+          << GroupName(g) << " async " << async << " op " << i;
       ASSERT_EQ(0, memcmp(Download(dsts[i], ops[i].size).data(), f.data().data() + ops[i].off,
                           ops[i].size))
           << GroupName(g) << " async " << async << " op " << i;
@@ -315,12 +249,12 @@ TEST_P(DevioGpu, ErrorsArriveAsPerRequestResults) {
     return o;
   };
   const bool proxy = GetParam() == UFILE_DEVIO_PATH_PROXY;
-  std::vector<Op> ops = {op(7, 0, 4096, 0),              // no such file index
-                         op(1, 1, 4096, 0),              // read-only file
-                         op(0, 0, 4096, -5),             // negative offset
+  std::vector<Op> ops = {op(7, 0, 4096, 0),                // no such file index
+                         op(1, 1, 4096, 0),                // read-only file
+                         op(0, 0, 4096, -5),               // negative offset
                          op(0, 0, 8192, (1 << 20) - 100),  // crosses the end
-                         op(0, 0, 4096, 5 << 20),        // past the end
-                         op(0, 0, 4096, 300000 - 10)};   // injected EIO (proxy)
+                         op(0, 0, 4096, 5 << 20),          // past the end
+                         op(0, 0, 4096, 300000 - 10)};     // injected EIO (proxy)
   const int64_t expect[] = {-UFILE_DEVIO_EBADF, -UFILE_DEVIO_EBADF, -UFILE_DEVIO_EINVAL, 100, 0,
                             proxy ? -EIO : 4096};
   for (Group g : {Group::kThread, Group::kBlock}) {
@@ -387,152 +321,6 @@ TEST_P(DevioGpu, DestroyIsRefusedWhileAKernelHoldsASlot) {
   EXPECT_EQ(r, 4096) << "a request in flight completes after a refused destroy";
   EXPECT_EQ(0, memcmp(Download(d, 4096).data(), f.data().data() + 8192, 4096));
   EXPECT_EQ(q_.Destroy(), 0);
-}
-
-// ---- LL reads (UFILE_DEVIO_OPT_LL). ----
-
-TEST_P(DevioGpu, LLReadsAreByteExactFrom1ByteTo64KiB) {
-  RegisteredFile f(dir_.File("l"), (2u << 20) + 333, 81);
-  for (uint32_t mode : {UFILE_DEVIO_OPT_LL, UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED}) {
-    SCOPED_TRACE(mode);
-    LLByteExact(f, mode);
-  }
-}
-
-void DevioGpu::LLByteExact(const RegisteredFile &f, uint32_t mode) {
-  ufile_devio_params_t p = Params();
-  p.options |= mode;
-  p.staging_bytes = 256 * 1024;
-  Make({f.handle()}, p);
-  const bool ll = GetParam() == UFILE_DEVIO_PATH_PROXY;
-  EXPECT_EQ(v_.ll_max, ll ? 65536u : 0u);
-  EXPECT_EQ((v_.options & UFILE_DEVIO_OPT_LL) != 0, ll);
-  const uint64_t sizes[] = {1, 3, 7, 8, 9, 100, 4095, 4096, 4097, 65535, 65536, 65537, 300000};
-  const int64_t offs[] = {0, 1, 4096 + 7, (2 << 20) + 333 - 50};  // the last crosses the end
-  for (Group g : {Group::kBlock, Group::kWarp, Group::kThread}) {
-    DeviceBuffers bufs;
-    std::vector<Op> ops;
-    std::vector<char *> dsts;
-    for (int rep = 0; rep < 2; ++rep)
-      for (uint64_t size : sizes)
-        for (int64_t off : offs) {
-          char *d = bufs.Get(size);
-          const unsigned shift = static_cast<unsigned>((ops.size() + off) % 9);
-          Op op;
-          op.queue = static_cast<uint32_t>(ops.size() % 4);
-          op.dev_ptr = reinterpret_cast<uint64_t>(d + shift);
-          op.size = size;
-          op.off = off;
-          ops.push_back(op);
-          dsts.push_back(d);
-        }
-    std::vector<int64_t> res;
-    Run(false, g, ops, &res);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      const uint64_t want = std::min<uint64_t>(ops[i].size, f.data().size() - ops[i].off);
-      ASSERT_EQ(res[i], static_cast<int64_t>(want)) << GroupName(g) << " op " << i;
-      const unsigned shift =
-          static_cast<unsigned>(ops[i].dev_ptr - reinterpret_cast<uint64_t>(dsts[i]));
-      std::vector<uint8_t> got = Download(dsts[i], want + shift + 1);
-      ASSERT_EQ(0, memcmp(got.data() + shift, f.data().data() + ops[i].off, want))
-          << GroupName(g) << " " << ops[i].size << "@" << ops[i].off << "+" << shift;
-      for (unsigned k = 0; k < shift; ++k) ASSERT_EQ(got[k], 0xEE) << "wrote before the start";
-      ASSERT_EQ(got[want + shift], 0xEE) << "wrote past the end";
-    }
-  }
-  const ufile_devio_stats_t s = q_.stats();
-  EXPECT_EQ(s.submitted, s.reaped);
-  EXPECT_EQ(s.stale, 0u);
-  EXPECT_EQ(s.timeouts, 0u);
-  EXPECT_EQ(q_.Destroy(), 0);
-}
-
-TEST_P(DevioGpu, LLErrorsArriveAsPerRequestResults) {
-  RegisteredFile f(dir_.File("le"), 1 << 20, 82);
-  RegisteredFile ro(dir_.File("lro"), 65536, 83, O_RDONLY);
-  for (uint32_t mode : {UFILE_DEVIO_OPT_LL, UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED}) {
-    SCOPED_TRACE(mode);
-    ASSERT_EQ(q_.Destroy(), 0);
-    LLErrors(f, ro, mode);
-  }
-}
-
-void DevioGpu::LLErrors(const RegisteredFile &f, const RegisteredFile &ro, uint32_t mode) {
-  ufile_devio_params_t p = Params();
-  p.options |= mode;
-  Make({f.handle(), ro.handle()}, p);
-  FaultySysOps faulty;
-  FaultySysOps::Fault fault;
-  fault.at = 300000;
-  faulty.Arm(fault);
-  ScopedSysOps scope(&faulty);
-  DeviceBuffers bufs;
-  char *d = bufs.Get(1 << 20);
-  auto op = [&](uint32_t file, uint64_t size, int64_t off) {
-    Op o;
-    o.file = file;
-    o.size = size;
-    o.off = off;
-    o.dev_ptr = reinterpret_cast<uint64_t>(d);
-    return o;
-  };
-  const bool proxy = GetParam() == UFILE_DEVIO_PATH_PROXY;
-  std::vector<Op> ops = {op(7, 4096, 0),                 // no such file index
-                         op(0, 4096, -5),                // negative offset
-                         op(0, 8192, (1 << 20) - 100),   // crosses the end
-                         op(0, 4096, 5 << 20),           // past the end
-                         op(1, 100, 65536 - 10),         // read-only file, crossing its end
-                         op(0, 4096, 300000 - 10)};      // injected EIO (proxy)
-  const int64_t expect[] = {-UFILE_DEVIO_EBADF, -UFILE_DEVIO_EINVAL, 100, 0, 10,
-                            proxy ? -EIO : 4096};
-  for (Group g : {Group::kThread, Group::kBlock}) {
-    std::vector<int64_t> res;
-    Run(false, g, ops, &res);
-    for (size_t i = 0; i < ops.size(); ++i) {
-      if (i == 5 && g == Group::kBlock) continue;  // the fault fired once
-      EXPECT_EQ(res[i], expect[i]) << GroupName(g) << " op " << i;
-    }
-  }
-  EXPECT_EQ(q_.stats().timeouts, 0u);
-}
-
-TEST_P(DevioGpu, LLBoundedWaitFiresAndTheSlotComesBack) {
-  RegisteredFile f(dir_.File("lb"), 1 << 20, 84);
-  ufile_devio_params_t p = Params();
-  p.options |= UFILE_DEVIO_OPT_LL | UFILE_DEVIO_OPT_LL_STAGED;  // lines: the CPU test
-  p.num_queues = 1;
-  p.queue_depth = 1;  // the read after the timeout needs the abandoned slot
-  p.sq_idle_ms = 1;
-  p.wake_poll_us = 2000 * 1000;
-  p.destroy_wait_ms = 5000;
-  Make({f.handle()}, p);
-  DeviceBuffers bufs;
-  char *d = bufs.Get(4096);
-  Op op;
-  op.size = 4096;
-  op.off = 4096;
-  op.dev_ptr = reinterpret_cast<uint64_t>(d);
-  op.timeout_ns = 20 * 1000 * 1000;
-  std::vector<int64_t> res;
-  {
-    HeldReads held;  // proxy: the read is held; no-CPU: the poller sleeps
-    ScopedSysOps scope(&held);
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the pollers fall asleep
-    Run(false, Group::kBlock, {op}, &res);
-    EXPECT_EQ(res[0], -UFILE_DEVIO_ETIMEDOUT);
-    EXPECT_EQ(held.finished(), 0) << "the wait ended after the read: not bounded by its timeout";
-    EXPECT_EQ(q_.stats().timeouts, 1u);
-    // The held read is let go; the next read waits for its slot, then works.
-    held.Open();
-    op.timeout_ns = 0;
-    Run(false, Group::kWarp, {op}, &res);
-  }
-  EXPECT_EQ(res[0], 4096);
-  EXPECT_EQ(0, memcmp(Download(d, 4096).data(), f.data().data() + 4096, 4096));
-  // No-CPU: the abandoned request's late CQE is dropped (stale); an LL read
-  // posts none.
-  EXPECT_EQ(q_.stats().stale, GetParam() == UFILE_DEVIO_PATH_PROXY ? 0u : 1u);
-  EXPECT_EQ(q_.Destroy(), 0) << "destroy waits for the abandoned request, then frees";
 }
 
 INSTANTIATE_TEST_SUITE_P(Paths, DevioGpu,
