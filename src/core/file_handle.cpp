@@ -36,50 +36,58 @@ FileHandle::~FileHandle() {
   if (bfd >= 0 && bfd != fd_ && bfd != user_fd_) SysOps::Current().Close(bfd);
 }
 
-// Opens the file description ufile does its I/O on: the caller's file
-// reopened through its /proc link with the same access mode and flags (with
-// O_DIRECT added under force_direct; where the file system refuses it, the
-// handle stays buffered). Bytes then reach the registered file whatever the
-// caller later does to its descriptor, with no check per I/O. On failure
-// (no /proc, no descriptors left, permissions changed since the caller's
-// open) ufile does its I/O on the caller's descriptor and checks it before
-// each I/O (CheckDescriptor).
-void FileHandle::OpenPrivate(bool force_direct) {
+// via (one of the handle's descriptors) reopened through its /proc link
+// with flags, checked to name the registered file: the new descriptor, the
+// errno of a failed open, or EBADF when the link now names another file.
+Result<int> FileHandle::Reopen(int via, int flags) const {
   SysOps &sys = SysOps::Current();
-  const std::string path = "/proc/self/fd/" + std::to_string(user_fd_);
-  const int flags =
-      (open_flags_ & (O_ACCMODE | O_DIRECT | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
-  int pfd = -1;
-  if (force_direct && !direct_) {
-    pfd = sys.Open(path.c_str(), flags | O_DIRECT, 0);
-    if (pfd < 0)
-      UFILE_LOG_WARN(
-          "force_odirect_mode: reopening fd %d with O_DIRECT failed (%s); its I/O "
-          "stays buffered",
-          user_fd_, std::strerror(errno));
-    else
-      direct_ = true;
+  const std::string path = "/proc/self/fd/" + std::to_string(via);
+  const int fd = sys.Open(path.c_str(), flags | O_CLOEXEC, 0);
+  if (fd < 0) return Status::Errno(errno);
+  struct stat st {};
+  if (sys.Fstat(fd, &st) != 0 || !SameFile(st)) {
+    UFILE_LOG_WARN("fd %d: %s no longer names the registered file", user_fd_, path.c_str());
+    sys.Close(fd);
+    return Status::Errno(EBADF);
   }
-  if (pfd < 0) pfd = sys.Open(path.c_str(), flags, 0);
-  if (pfd < 0) {
+  return fd;
+}
+
+// Opens the file description ufile does its I/O on: the caller's file
+// reopened with the same access mode and flags (with O_DIRECT added under
+// force_direct; where the file system refuses it, the handle stays
+// buffered). Bytes then reach the registered file whatever the caller later
+// does to its descriptor, with no check per I/O. On failure (no /proc, no
+// descriptors left, permissions changed since the caller's open, the fd
+// changed meanwhile) ufile does its I/O on the caller's descriptor and
+// checks it before each I/O (CheckDescriptor).
+void FileHandle::OpenPrivate(bool force_direct) {
+  const int flags = open_flags_ & (O_ACCMODE | O_DIRECT | O_NOATIME | O_SYNC | O_DSYNC);
+  if (force_direct && !direct_) {
+    Result<int> dfd = Reopen(user_fd_, flags | O_DIRECT);
+    if (dfd.ok()) {
+      fd_ = *dfd;
+      owns_fd_ = true;
+      direct_ = true;
+      UFILE_LOG_INFO("force_odirect_mode: fd %d does its I/O through O_DIRECT fd %d", user_fd_,
+                     fd_);
+      return;
+    }
+    UFILE_LOG_WARN(
+        "force_odirect_mode: reopening fd %d with O_DIRECT failed (%s); its I/O stays "
+        "buffered",
+        user_fd_, dfd.status().ToString().c_str());
+  }
+  Result<int> pfd = Reopen(user_fd_, flags);
+  if (!pfd.ok()) {
     UFILE_LOG_WARN(
         "fd %d: reopening it for ufile's I/O failed (%s); each I/O checks the fd "
         "instead",
-        user_fd_, std::strerror(errno));
+        user_fd_, pfd.status().ToString().c_str());
     return;
   }
-  struct stat st {};
-  if (sys.Fstat(pfd, &st) != 0 || !SameFile(st)) {  // the caller's fd changed meanwhile
-    UFILE_LOG_WARN("fd %d: its reopening names another file; each I/O checks the fd instead",
-                   user_fd_);
-    sys.Close(pfd);
-    direct_ = (open_flags_ & O_DIRECT) != 0;
-    return;
-  }
-  fd_ = pfd;
+  fd_ = *pfd;
   owns_fd_ = true;
-  if (direct_ && !(open_flags_ & O_DIRECT))
-    UFILE_LOG_INFO("force_odirect_mode: fd %d does its I/O through O_DIRECT fd %d", user_fd_, pfd);
 }
 
 Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr,
@@ -182,29 +190,18 @@ Result<int> FileHandle::BufferedFd() {
 }
 
 Result<int> FileHandle::OpenBufferedFd() {
-  // Reopen the same file through the /proc link of the descriptor ufile
-  // does I/O on, same access mode, no O_DIRECT.
-  const std::string path = "/proc/self/fd/" + std::to_string(fd_);
-  const int flags = (open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC)) | O_CLOEXEC;
-  int bfd = SysOps::Current().Open(path.c_str(), flags, 0);
-  if (bfd < 0) {
-    int err = errno;
+  // The descriptor ufile does I/O on, reopened without O_DIRECT.
+  Result<int> bfd = Reopen(fd_, open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC));
+  if (!bfd.ok()) {
     UFILE_LOG_ERROR(
-        "opening a buffered descriptor for fd %d (%s) failed: errno %d; unaligned "
-        "O_DIRECT I/O is impossible on it",
-        user_fd_, path.c_str(), err);
-    return Status::Errno(err);
+        "opening a buffered descriptor for fd %d failed (%s); unaligned O_DIRECT I/O "
+        "is impossible on it",
+        user_fd_, bfd.status().ToString().c_str());
+    return bfd.status();
   }
-  struct stat st {};
-  if (SysOps::Current().Fstat(bfd, &st) != 0 || !SameFile(st)) {
-    UFILE_LOG_ERROR("fd %d no longer names the registered file; no buffered descriptor opened",
-                    user_fd_);
-    SysOps::Current().Close(bfd);
-    return Status::Errno(EBADF);
-  }
-  buffered_published_ = RingRegistry::Get().PublishFile(bfd);
-  buffered_fd_.store(bfd, std::memory_order_release);
-  return bfd;
+  buffered_published_ = RingRegistry::Get().PublishFile(*bfd);
+  buffered_fd_.store(*bfd, std::memory_order_release);
+  return *bfd;
 }
 
 Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool force_direct) {

@@ -73,6 +73,7 @@ class FileHandle {
  private:
   FileHandle() = default;
   void OpenPrivate(bool force_direct);
+  Result<int> Reopen(int via, int flags) const;
   Result<int> OpenBufferedFd();  // with buffered_mu_ held
   int fd_ = -1;
   int user_fd_ = -1;

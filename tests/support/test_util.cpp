@@ -15,6 +15,7 @@
 #include <random>
 #include <stdexcept>
 
+#include "support/faulty_sys_ops.h"
 #include "sys/sys_ops.h"
 
 namespace ufile::test {
@@ -128,13 +129,8 @@ bool FileId::Names(int fd) const {
 }
 
 CUfileOpError RegisterFdChecked(int fd, CUfileHandle_t *fh) {
-  class NoOpen : public SysOps {
-   public:
-    int Open(const char *, int, mode_t) override {
-      errno = EMFILE;
-      return -1;
-    }
-  } no_open;
+  FaultySysOps no_open;
+  no_open.open_err = EMFILE;
   ScopedSysOps scope(&no_open);
   return RegisterFd(fd, fh);
 }
