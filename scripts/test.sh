@@ -24,7 +24,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs="$(nproc)"
 dir="${UFILE_BUILD_DIR:-build}"
-# liburing's kernel-shared rings are invisible to TSan (see tests/tsan.supp).
+# TSan does not model the device-I/O protocol's fences (see tests/tsan.supp).
 export TSAN_OPTIONS="suppressions=$PWD/tests/tsan.supp halt_on_error=1 ${TSAN_OPTIONS:-}"
 export ASAN_OPTIONS="detect_leaks=1 abort_on_error=1 ${ASAN_OPTIONS:-}"
 export UBSAN_OPTIONS="print_stacktrace=1 halt_on_error=1 ${UBSAN_OPTIONS:-}"
