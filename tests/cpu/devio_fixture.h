@@ -97,6 +97,25 @@ inline int64_t HostTransfer(const ufile_devio_view_t &v, unsigned q, unsigned fi
   return devio::Transfer(devio::ThreadGroup{}, v, q, file, write, buf, size, off, timeout_ns);
 }
 
+// Reaps every queue until each slot is free, for 5 s at most: slots a failed
+// or timed-out transfer abandoned are freed only when their late
+// completions are reaped. Whether they all came back.
+inline bool ReapUntilAllSlotsFree(const ufile_devio_view_t &v) {
+  const auto all_free = [&v] {
+    for (uint32_t qi = 0; qi < v.num_queues; ++qi)
+      for (uint32_t i = 0; i < v.depth; ++i)
+        if (devio::SlotState(v.queues[qi].slots[i]) != devio::kSlotFree) return false;
+    return true;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (!all_free()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    for (uint32_t qi = 0; qi < v.num_queues; ++qi) devio::Reap(v, v.queues[qi]);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  return true;
+}
+
 // Reads that take delay_ms (the proxy path's server stalls).
 class SlowReads : public SysOps {
  public:
