@@ -97,18 +97,27 @@ inline int64_t HostTransfer(const ufile_devio_view_t &v, unsigned q, unsigned fi
   return devio::Transfer(devio::ThreadGroup{}, v, q, file, write, buf, size, off, timeout_ns);
 }
 
+// Whether every slot of every queue is free.
+inline bool AllSlotsFree(const ufile_devio_view_t &v) {
+  for (uint32_t qi = 0; qi < v.num_queues; ++qi)
+    for (uint32_t i = 0; i < v.depth; ++i)
+      if (devio::SlotState(v.queues[qi].slots[i]) != devio::kSlotFree) return false;
+  return true;
+}
+
+// Expects every slot of every queue free, naming each that is not.
+inline void ExpectAllSlotsFree(const ufile_devio_view_t &v) {
+  for (uint32_t qi = 0; qi < v.num_queues; ++qi)
+    for (uint32_t i = 0; i < v.depth; ++i)
+      EXPECT_EQ(devio::SlotState(v.queues[qi].slots[i]), devio::kSlotFree) << qi << "/" << i;
+}
+
 // Reaps every queue until each slot is free, for 5 s at most: slots a failed
 // or timed-out transfer abandoned are freed only when their late
 // completions are reaped. Whether they all came back.
 inline bool ReapUntilAllSlotsFree(const ufile_devio_view_t &v) {
-  const auto all_free = [&v] {
-    for (uint32_t qi = 0; qi < v.num_queues; ++qi)
-      for (uint32_t i = 0; i < v.depth; ++i)
-        if (devio::SlotState(v.queues[qi].slots[i]) != devio::kSlotFree) return false;
-    return true;
-  };
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  while (!all_free()) {
+  while (!AllSlotsFree(v)) {
     if (std::chrono::steady_clock::now() >= deadline) return false;
     for (uint32_t qi = 0; qi < v.num_queues; ++qi) devio::Reap(v, v.queues[qi]);
     std::this_thread::sleep_for(std::chrono::milliseconds(1));

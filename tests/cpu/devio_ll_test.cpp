@@ -36,13 +36,6 @@ ufile_devio_params_t LLParams(uint32_t opts) {
   return p;
 }
 
-void ExpectAllSlotsFree(const ufile_devio_view_t &v) {
-  for (uint32_t qi = 0; qi < v.num_queues; ++qi)
-    for (uint32_t i = 0; i < v.depth; ++i)
-      EXPECT_EQ(devio::SlotState(v.queues[qi].slots[i]), devio::kSlotFree) << qi << "/" << i;
-}
-
-
 // Parameter: the LL options (lines, or staged data + completion word).
 class DevioLL : public ::testing::TestWithParam<uint32_t> {
  protected:

@@ -55,8 +55,7 @@ TEST_F(DevioSafety, ProxyWaitIsBoundedAndTheLateCompletionIsDropped) {
   const ufile_devio_stats_t s = q.stats();
   EXPECT_EQ(s.timeouts, 1u);
   EXPECT_EQ(s.stale, 1u) << "the late completion must be dropped, not delivered";
-  for (uint32_t i = 0; i < v.depth; ++i)
-    EXPECT_EQ(devio::SlotState(v.queues[0].slots[i]), devio::kSlotFree);
+  ExpectAllSlotsFree(v);
 }
 
 TEST_F(DevioSafety, NoCpuWaitIsBoundedWhileThePollerSleeps) {
@@ -133,9 +132,7 @@ TEST_F(DevioSafety, InjectedEioIsThatRequestsResult) {
   // failed read abandoned (another proxy thread may still be reading one)
   // are reaped.
   EXPECT_TRUE(ReapUntilAllSlotsFree(v));
-  for (uint32_t qi = 0; qi < v.num_queues; ++qi)
-    for (uint32_t i = 0; i < v.depth; ++i)
-      EXPECT_EQ(devio::SlotState(v.queues[qi].slots[i]), devio::kSlotFree) << qi << "/" << i;
+  ExpectAllSlotsFree(v);
 }
 
 class DevioTeardown : public ::testing::TestWithParam<uint32_t> {
