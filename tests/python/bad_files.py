@@ -25,6 +25,8 @@ CASES = {
     "entry not an object": (raw_file({"w": [1, 2]}, F32x4), "'w'"),
     "offsets past the data": (raw_file({"w": _entry(offsets=(0, 32), shape=(8,))}, F32x4),
                               "'w'"),
+    "data truncated": (encode([("a", "F32", (4,), F32x4), ("b", "F32", (4,), F32x4)])[:-8],
+                       "shorter than its header says (this tensor ends at byte"),
     "offsets overlapping": (raw_file({"a": _entry(), "b": _entry(offsets=(8, 24))},
                                      F32x4 + b"\x00" * 8), "'b'"),
     "offsets with a gap": (raw_file({"a": _entry(offsets=(4, 20))}, b"\x00" * 20), "'a'"),

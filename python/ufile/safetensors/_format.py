@@ -151,15 +151,17 @@ def _metadata(path: str, value: object) -> dict | None:
     return dict(value)
 
 
-def _check_coverage(path: str, tensors: dict, data_len: int) -> None:
+def _check_coverage(path: str, tensors: dict, data_start: int, data_len: int) -> None:
     pos = 0
     for t in sorted(tensors.values(), key=lambda t: (t.begin, t.end)):
         if t.begin != pos:
             what = "overlaps the previous tensor" if t.begin < pos else "leaves a gap before it"
             raise _fail(path, f"data_offsets [{t.begin}, {t.end}] {what}", t.name)
         if t.end > data_len:
-            raise _fail(path, f"data_offsets end {t.end} is past the data section "
-                              f"({data_len} bytes)", t.name)
+            # Contiguous so far: the header describes more bytes than the file has.
+            raise _fail(path, f"the file is {data_start + data_len} bytes, shorter than its "
+                              f"header says (this tensor ends at byte {data_start + t.end}): "
+                              f"truncated?", t.name)
         pos = t.end
     if pos != data_len:
         raise _fail(path, f"the tensors cover {pos} bytes of the {data_len}-byte data section")
@@ -184,7 +186,8 @@ def parse(path: str, head: bytes, file_size: int) -> Header:
     if n > MAX_HEADER_BYTES:
         raise _fail(path, f"header length {n} exceeds the {MAX_HEADER_BYTES}-byte limit")
     if 8 + n > file_size:
-        raise _fail(path, f"header length {n} runs past the end of the {file_size}-byte file")
+        raise _fail(path, f"header length {n} runs past the end of the {file_size}-byte file: "
+                          f"truncated?")
     if len(head) < 8 + n:
         raise _fail(path, "header truncated")
     meta, tensors, seen_meta = None, {}, False
@@ -197,7 +200,7 @@ def parse(path: str, head: bytes, file_size: int) -> Header:
             raise _fail(path, "duplicate key in the header", name)
         else:
             tensors[name] = _tensor(path, name, entry)
-    _check_coverage(path, tensors, file_size - 8 - n)
+    _check_coverage(path, tensors, 8 + n, file_size - 8 - n)
     return Header(path, 8 + n, file_size, meta, tensors)
 
 
