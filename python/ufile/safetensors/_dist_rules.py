@@ -5,8 +5,11 @@
 the first matching pattern wins, in the mapping's order) to the dimension to
 split, or a callable ``(name, shape) -> dimension or None``. A split tensor
 reaches rank r as ``torch.tensor_split(tensor, ranks, dim)[r]``; a tensor no
-rule matches is replicated. ``select``: a predicate on the name, evaluated by
-each rank for itself."""
+rule matches is replicated; a pattern that decides no tensor of the checkpoint
+(it matches none, or only tensors an earlier pattern took) is an error, as it
+is most likely mistyped, except in the rules ``shard_from_tp_plan`` made (a
+plan describes a model class: a checkpoint may lack biases or a tied lm_head).
+``select``: a predicate on the name, evaluated by each rank for itself."""
 from __future__ import annotations
 
 import re
@@ -18,15 +21,27 @@ ShardRule = Union[Mapping[str, int], Callable[[str, tuple], Union[int, None]], N
 Select = Union[Callable[[str], bool], None]
 
 
+class TpShard(dict):
+    """The ``shard`` mapping ``shard_from_tp_plan`` returns: a dict whose
+    patterns (``optional``) may match no tensor of a checkpoint. Patterns added
+    to it later are checked as any other."""
+
+    def __init__(self, rules: dict):
+        super().__init__(rules)
+        self.optional = frozenset(rules)
+
+
 def split_dims(headers: list[Header], shard: ShardRule) -> dict:
     """Tensor name -> the dimension it is split along, or None. Raises
     SafetensorError naming the tensor, its file and the rule when a rule gives a
-    dimension the tensor does not have."""
+    dimension the tensor does not have, and naming the patterns of a mapping
+    that decide no tensor (mistyped, or shadowed by an earlier pattern)."""
     rule = _as_callable(shard)
+    used: set = set()
     out: dict = {}
     for h in headers:
         for name, info in h.tensors.items():
-            dim = rule(name, info.shape)
+            dim = rule(name, info.shape, used)
             if dim is None:
                 out[name] = None
                 continue
@@ -39,25 +54,53 @@ def split_dims(headers: list[Header], shard: ShardRule) -> dict:
                                       f"{list(info.shape)} along dimension {dim}, which it "
                                       f"does not have")
             out[name] = dim % nd
+    if isinstance(shard, Mapping):
+        _check_all_used(headers, shard, used)
     return out
 
 
-def _as_callable(shard: ShardRule) -> Callable[[str, tuple], int | None]:
+def _check_all_used(headers: list[Header], shard: Mapping, used: set) -> None:
+    optional = shard.optional if isinstance(shard, TpShard) else frozenset()
+    unused = [p for p in shard if p not in used and p not in optional]
+    if not unused:
+        return
+    names = [n for h in headers for n in h.tensors]
+    why = []
+    for p in unused:
+        hit = next((n for n in names if re.search(p, n)), None)
+        why.append(f"pattern {_text(p)!r} matches no tensor" if hit is None else
+                   f"pattern {_text(p)!r} matches only tensors an earlier pattern takes "
+                   f"(such as {hit!r})")
+    files = f"{len(headers)} file" + ("s" if len(headers) != 1 else "")
+    seen = f"{len(names)} tensors in {files}" + (f", such as {names[0]!r}" if names else "")
+    raise SafetensorError(f"shard: {'; '.join(why)} of the checkpoint ({seen}): a mistyped "
+                          f"pattern would leave its tensors whole on every rank; fix or "
+                          f"remove it")
+
+
+def _text(pattern: object) -> str:
+    return pattern.pattern if isinstance(pattern, re.Pattern) else str(pattern)
+
+
+def _as_callable(shard: ShardRule) -> Callable[[str, tuple, set], int | None]:
+    """The rule as a function of (name, shape, used): ``used`` collects the
+    patterns of a mapping that decided a tensor."""
     if shard is None:
-        return lambda name, shape: None
+        return lambda name, shape, used: None
     if callable(shard):
-        return shard
+        return lambda name, shape, used: shard(name, shape)
     if not isinstance(shard, Mapping):
         raise TypeError(f"shard must be a mapping of patterns to dimensions or a callable, "
                         f"not {type(shard).__name__}")
     try:
-        rules = [(re.compile(p), d) for p, d in shard.items()]
+        rules = [(p, re.compile(p), d) for p, d in shard.items()]
     except re.error as exc:
         raise ValueError(f"shard: invalid pattern {exc.pattern!r}: {exc}") from None
 
-    def first_match(name: str, shape: tuple) -> int | None:
-        for pattern, dim in rules:
+    def first_match(name: str, shape: tuple, used: set) -> int | None:
+        for key, pattern, dim in rules:
             if pattern.search(name):
+                used.add(key)
                 return dim
         return None
     return first_match
@@ -95,14 +138,15 @@ def _tp_dims(style: str) -> dict | None:
     raise ValueError(f"tp_plan: unknown style {style!r}")
 
 
-def shard_from_tp_plan(tp_plan: Mapping[str, str], prefix: str = "") -> dict:
+def shard_from_tp_plan(tp_plan: Mapping[str, str], prefix: str = "") -> TpShard:
     """A ``shard`` mapping from a transformers ``tp_plan`` ({module pattern with
     ``*`` for layer indices: style}): "colwise" styles split weights and biases
     along dimension 0, "rowwise" weights along 1 (their biases stay whole),
     "embedding_rowwise" (vocabulary-parallel embeddings) along 0; styles that
     keep tensors whole ("replicate", "gather", ...) add no rule; an unknown or
     packed style raises ValueError. ``prefix`` is prepended to module names
-    (e.g. "model." when the plan is the base model's)."""
+    (e.g. "model." when the plan is the base model's). Its patterns may match
+    no tensor of a checkpoint (``TpShard``)."""
     out: dict = {}
     for module, style in tp_plan.items():
         try:
@@ -112,4 +156,4 @@ def shard_from_tp_plan(tp_plan: Mapping[str, str], prefix: str = "") -> dict:
         stem = re.escape(prefix + module).replace(r"\*", r"\d+")
         for param, dim in (dims or {}).items():
             out[rf"(^|\.){stem}\.{param}$"] = dim
-    return out
+    return TpShard(out)
