@@ -28,10 +28,11 @@ from ._dist import DistributedLoadError
 from ._dist_rules import shard_from_tp_plan
 from ._format import DTYPES, SafetensorError, read_header
 from ._open import SafeSlice, safe_open
+from ._save import save, save_file
 
 __all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
            "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
-           "shard_from_tp_plan", "DTYPES"]
+           "shard_from_tp_plan", "DTYPES", "save_file", "save"]
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any
