@@ -61,14 +61,14 @@ def env_folders(sites: list[str]) -> list[str]:
     for s in sites:
         for pattern in ("nvidia/*/lib", "nvidia/*/lib64", "*/lib", "*.libs"):
             out += glob.glob(os.path.join(s, pattern))
-    return _unique(d for d in sorted(out) if fs.lib_names(d))
+    return _unique(d for d in sorted(out) if fs.in_scope(d))
 
 
 def prefix_folders(prefix: str) -> list[str]:
     """A toolkit's or any prefix's library folders that hold a libcufile."""
     cands = [prefix] + [os.path.join(prefix, d) for d in ("lib", "lib64")]
     cands += sorted(glob.glob(os.path.join(prefix, "targets", "*", "lib")))
-    return _unique(d for d in cands if fs.lib_names(d))
+    return _unique(d for d in cands if fs.in_scope(d))
 
 
 def _ld_conf_dirs(path: str, depth: int = 0) -> list[str]:
@@ -104,7 +104,7 @@ def system_folders() -> list[str]:
                   if "libcufile" in ln and "=>" in ln]
     except (OSError, subprocess.SubprocessError):
         pass
-    return _unique(d for d in cands if fs.lib_names(d))
+    return _unique(d for d in cands if fs.in_scope(d))
 
 
 def other_folders() -> list[str]:
@@ -112,7 +112,7 @@ def other_folders() -> list[str]:
     cands = [d for d in os.environ.get("LD_LIBRARY_PATH", "").split(":") if d]
     for root in sorted(glob.glob("/usr/local/cuda*")):
         cands += prefix_folders(root)
-    return _unique(d for d in cands if fs.lib_names(d))
+    return _unique(d for d in cands if fs.in_scope(d))
 
 
 def _unique(items) -> list[str]:
@@ -167,15 +167,37 @@ def probe(module: str, timeout: float) -> dict:
         return {"error": f"the probe process failed (exit {r.returncode}): {r.stderr.strip()}"}
 
 
-def _entry(folder: str, name: str, scope: str) -> dict:
+def _entry(folder: str, name: str, scope: str, manifest: dict) -> dict:
     path = os.path.join(folder, name)
     ident = _elf.identify(path)
-    manifest = fs.read_manifest(folder) or {"entries": {}}
+    rec = manifest["entries"].get(name)
     e = {"path": path, "scope": scope, "kind": ident.kind, "what": ident.describe(),
-         "backup": name in manifest["entries"]}
+         "backup": rec is not None}
     if os.path.islink(path):
         e["link"] = os.readlink(path)
+    if rec is not None and not fs.is_ours(path, rec):
+        e["note"] = ("NVIDIA's file again since enable (a reinstalled wheel?): `enable` or "
+                     "`disable` clears the older original" if ident.kind == _elf.NVIDIA else
+                     "changed since enable: neither ufile's link nor NVIDIA's library")
+    elif rec is not None and not os.path.exists(path):
+        e["note"] = "ufile's link, whose drop-in is gone: `enable` relinks, `disable` restores"
     return e
+
+
+def _folder_state(folder: str, scope: str, entries: list, pending: list) -> None:
+    try:
+        manifest = fs.read_manifest(folder) or {"entries": {}}
+    except fs.Refusal as exc:
+        pending.append({"folder": folder, "problem": str(exc)})
+        manifest = {"entries": {}}
+    names = fs.lib_names(folder)
+    names += sorted(n for n in manifest["entries"] if n not in names)
+    entries += [_entry(folder, n, scope, manifest) for n in names]
+    if manifest.get("pending"):
+        op = manifest["pending"]["op"]
+        pending.append({"folder": folder, "op": op, "names": manifest["pending"]["names"],
+                        "problem": f"an interrupted `{op}`: the next `enable` or `disable` "
+                                   "puts its originals back first"})
 
 
 def _verdict(entries: list, mapped: dict, module: str) -> str:
@@ -193,13 +215,13 @@ def _verdict(entries: list, mapped: dict, module: str) -> str:
 
 
 def status(scopes: dict, module: str, timeout: float, dropin: str | None) -> dict:
-    listed, entries = set(), []
+    listed, entries, pending = set(), [], []
     for scope, folders in scopes.items():
         for folder in folders:
             if os.path.realpath(folder) in listed:
                 continue
             listed.add(os.path.realpath(folder))
-            entries += [_entry(folder, n, scope) for n in fs.lib_names(folder)]
+            _folder_state(folder, scope, entries, pending)
     try:
         drop = find_dropin(dropin)
     except fs.Refusal as exc:
@@ -207,8 +229,9 @@ def status(scopes: dict, module: str, timeout: float, dropin: str | None) -> dic
     mapped = probe(module, timeout)
     mapped_desc = [{"path": p, "what": _elf.identify(p).describe()}
                    for p in mapped.get("mapped", [])]
-    return {"dropin": drop, "files": entries, "import": module, "mapped": mapped_desc,
-            "probe_error": mapped.get("error"), "verdict": _verdict(entries, mapped, module)}
+    return {"dropin": drop, "files": entries, "pending": pending, "import": module,
+            "mapped": mapped_desc, "probe_error": mapped.get("error"),
+            "verdict": _verdict(entries, mapped, module)}
 
 
 def _print_status(st: dict) -> None:
@@ -218,7 +241,10 @@ def _print_status(st: dict) -> None:
     for e in st["files"]:
         link = f" -> {e['link']}" if "link" in e else ""
         kept = "; original kept in .ufile-dropin/" if e["backup"] else ""
-        print(f"  [{e['scope']}] {e['path']}{link}: {e['what']}{kept}")
+        note = f" ({e['note']})" if "note" in e else ""
+        print(f"  [{e['scope']}] {e['path']}{link}: {e['what']}{kept}{note}")
+    for p in st["pending"]:
+        print(f"  {p['folder']}: {p['problem']}")
     if st["probe_error"]:
         print(f"after `import {st['import']}`: not checked: {st['probe_error']}")
     else:
@@ -250,13 +276,18 @@ def _scopes(args, for_status: bool) -> dict:
 def _change(args) -> int:
     scopes = _scopes(args, for_status=False)
     folders = _unique(d for ds in scopes.values() for d in ds)
-    if args.command == "enable":
-        dropin = find_dropin(args.dropin)
-        plans = {f: t for f in folders if (t := fs.plan_enable(f, dropin))}
-        done = fs.apply_enable(plans, dropin) if plans else []
-    else:
-        plans = {f: t for f in folders if (t := fs.plan_disable(f))}
-        done = fs.apply_disable(plans) if plans else []
+    dropin = find_dropin(args.dropin) if args.command == "enable" else None
+    with fs.Locked(folders):
+        done = []
+        for f in folders:
+            for line in fs.recover(f):
+                print(line, flush=True)
+        if dropin is not None:
+            plans = {f: t for f in folders if (t := fs.plan_enable(f, dropin))}
+            done = fs.apply_enable(plans, dropin) if plans else []
+        else:
+            plans = {f: t for f in folders if (t := fs.plan_disable(f))}
+            done = fs.apply_disable(plans) if plans else []
     where = ", ".join(folders)
     for line in done:
         print(line)

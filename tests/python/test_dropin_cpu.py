@@ -15,6 +15,7 @@ import tempfile
 
 import pytest
 
+import ufile
 from ufile import _dropin_fs, _elf, dropin
 
 DROPIN = os.environ["UFILE_DROPIN"]
@@ -84,13 +85,39 @@ def snapshot(root):
     return out
 
 
-def run(site, *args, user=None):
+def run(site, *args, user=None, dropin=DROPIN):
+    pythonpath = os.environ["PYTHONPATH"]
+    if user is not None:
+        pythonpath, dropin = stage_for(site.parent, user, dropin)
     cmd = [sys.executable, "-m", "ufile.dropin", *args, "--site-packages", str(site),
-           "--dropin", DROPIN]
+           "--dropin", dropin]
     if user is not None:
         cmd = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", *cmd]
-    envv = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), os.environ["PYTHONPATH"]]))
-    return subprocess.run(cmd, capture_output=True, text=True, env=envv, timeout=120)
+    envv = dict(os.environ, PYTHONPATH=os.pathsep.join([str(site), pythonpath]))
+    return subprocess.run(cmd, capture_output=True, text=True, env=envv, timeout=120,
+                          cwd=site.parent)
+
+
+def stage_for(top, user, dropin):
+    """The package and the drop-in copied under top, which every user may
+    enter: the source and build trees may sit where user cannot (a home of
+    mode 700). Returns (PYTHONPATH, drop-in) for user's process."""
+    stage = top / "stage"
+    if not stage.exists():
+        shutil.copytree(os.path.dirname(ufile.__file__), stage / "ufile",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.so*"))
+        shutil.copy(dropin, stage / "libcufile.so.0")
+        for dirpath, _, files in os.walk(stage):
+            os.chmod(dirpath, 0o755)
+            for f in files:
+                os.chmod(os.path.join(dirpath, f), 0o644)
+    check = subprocess.run(["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups",
+                            sys.executable, "-c", "import ufile.dropin"], cwd=top,
+                           env=dict(os.environ, PYTHONPATH=str(stage)), capture_output=True,
+                           text=True, timeout=60)
+    if check.returncode != 0:
+        pytest.skip(f"user {user} cannot run the staged package ({check.stderr.strip()})")
+    return str(stage), str(stage / "libcufile.so.0")
 
 
 def status(site):
@@ -219,7 +246,7 @@ def test_refuses_without_permission(env, fake_nvidia):
     assert snapshot(env) == before
 
 
-def test_disable_refuses_changed_or_tampered(env, fake_nvidia):
+def test_disable_refuses_tampered_or_unknown(env, fake_nvidia):
     lib = env / "nvidia" / "cu13" / "lib" / "libcufile.so.0"
     assert run(env, "enable").returncode == 0
     saved = lib.parent / ".ufile-dropin" / "libcufile.so.0"
@@ -233,11 +260,16 @@ def test_disable_refuses_changed_or_tampered(env, fake_nvidia):
         f.truncate(os.path.getsize(saved) - 1)
     os.chmod(saved, 0o755)
     lib.unlink()
-    shutil.copy(fake_nvidia, lib)  # a reinstalled wheel put NVIDIA's file back
+    lib.write_text("someone else's file" * 10)
     before = snapshot(env)
-    refused(run(env, "disable"), "changed since ufile was enabled")
-    refused(run(env, "enable"), "changed since ufile was enabled")
-    assert snapshot(env) == before
+    for cmd in ("disable", "enable"):
+        refused(run(env, cmd), "move " + str(lib) + " away, then `disable` puts the original back")
+        assert snapshot(env) == before
+    lib.unlink()  # as the message says: then disable restores NVIDIA's file
+    r = run(env, "disable")
+    assert r.returncode == 0 and "restored" in r.stdout, r.stdout + r.stderr
+    assert _elf.identify(str(lib)).kind == _elf.NVIDIA
+    assert not (lib.parent / ".ufile-dropin").exists()
 
 
 def test_failure_part_way_is_undone(env, fake_nvidia, monkeypatch):
