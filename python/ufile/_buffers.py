@@ -5,12 +5,15 @@ Accepted: torch tensors (CUDA or CPU, contiguous), objects with
 ``__cuda_array_interface__`` (CuPy, Numba), objects with ``__dlpack__``, and host
 objects with the buffer protocol (numpy, bytearray, mmap). The memory must stay
 alive and unchanged in size until the I/O using it returns: a ``Buffer`` holds a
-reference to the object (and the DLPack capsule or Py_buffer) until released."""
+reference to the object (and the DLPack capsule or Py_buffer) until released,
+counts the I/O using it (it cannot be released while one runs) and, dropped
+unreleased, releases itself (and its registration) when collected."""
 from __future__ import annotations
 
 import ctypes
 import math
-from typing import Any
+import threading
+from typing import Any, Callable
 
 _PyBUF_WRITABLE = 0x0001
 
@@ -54,20 +57,78 @@ _DL_CPU, _DL_CUDA, _DL_CUDA_HOST, _DL_CUDA_MANAGED = 1, 2, 3, 13
 class Buffer:
     """Address ``ptr`` and length ``nbytes`` of a caller's memory; ``device`` is
     True for GPU memory. Call ``release()`` (or use ``with``) after the I/O; a
-    released Buffer no longer keeps the memory alive and cannot be used again."""
+    released Buffer no longer keeps the memory alive and cannot be used again.
+    Thread-safe: I/O takes a use (``acquire``/``done``) and release refuses,
+    with BufferError, while one is taken."""
 
     def __init__(self, ptr: int, nbytes: int, device: bool, keep: Any = None,
-                 pybuf: _PyBuffer | None = None):
+                 pybuf: _PyBuffer | None = None, tensor: Any = None):
         self.ptr, self.nbytes, self.device = ptr, nbytes, device
-        self._keep, self._pybuf = keep, pybuf
+        self._keep, self._pybuf, self._tensor = keep, pybuf, tensor
+        self._lock = threading.Lock()
+        self._users = 0
+        self._on_release: Callable[[int], None] | None = None  # the registration's undo
         self.released = False
 
+    def acquire(self) -> None:
+        """Takes a use for one I/O; ValueError once released."""
+        with self._lock:
+            if self.released:
+                raise ValueError("ufile: the Buffer was released (deregister_buffer); "
+                                 "its memory may be gone")
+            self._users += 1
+
+    def done(self) -> None:
+        """Gives back a use taken by acquire()."""
+        with self._lock:
+            self._users -= 1
+
+    def check(self) -> None:
+        """ValueError when a tensor's storage moved or shrank since (resize_)."""
+        t = self._tensor
+        if t is not None and (t.data_ptr() != self.ptr or
+                              t.numel() * t.element_size() < self.nbytes):
+            raise ValueError(f"ufile: the tensor's storage moved or shrank since this Buffer "
+                             f"was made ({self.ptr:#x}, {self.nbytes} bytes; resize_?): make "
+                             "a new one (deregister_buffer, register_buffer)")
+
+    def on_release(self, undo: Callable[[int], None]) -> None:
+        """undo(ptr) runs when the Buffer is released without retire() (a
+        registered Buffer dropped without deregister_buffer)."""
+        self._on_release = undo
+
+    def retire(self) -> None:
+        """Marks the Buffer released; BufferError while an I/O uses it, ValueError
+        when it was released already. The memory is kept until release()."""
+        with self._lock:
+            if self._users:
+                raise BufferError(f"ufile: the Buffer is in use by {self._users} I/O "
+                                  "operation(s): wait for them (their futures) first")
+            if self.released:
+                raise ValueError("ufile: the Buffer was released already")
+            self.released = True
+            self._on_release = None  # the caller undoes the registration itself
+
     def release(self) -> None:
-        self.released = True
-        if self._pybuf is not None:
-            _api.PyBuffer_Release(ctypes.byref(self._pybuf))
-            self._pybuf = None
-        self._keep = None
+        """Lets go of the memory (and any registration); BufferError while an
+        I/O uses the Buffer. A second call does nothing."""
+        with self._lock:
+            if self._users:
+                raise BufferError(f"ufile: the Buffer is in use by {self._users} I/O "
+                                  "operation(s): wait for them (their futures) first")
+            self.released = True
+            pybuf, self._pybuf, self._keep, self._tensor = self._pybuf, None, None, None
+            undo, self._on_release = self._on_release, None
+        if undo is not None:
+            undo(self.ptr)
+        if pybuf is not None:
+            _api.PyBuffer_Release(ctypes.byref(pybuf))
+
+    def __del__(self) -> None:
+        try:
+            self.release()
+        except Exception:  # noqa: BLE001 - interpreter shutdown: nothing left to free
+            pass
 
     def __enter__(self) -> "Buffer":
         return self
@@ -79,7 +140,7 @@ class Buffer:
 def _from_torch(t: Any) -> Buffer:
     if not t.is_contiguous():
         raise ValueError("ufile: the tensor must be contiguous")
-    return Buffer(t.data_ptr(), t.numel() * t.element_size(), t.is_cuda, keep=t)
+    return Buffer(t.data_ptr(), t.numel() * t.element_size(), t.is_cuda, keep=t, tensor=t)
 
 
 def _from_cai(obj: Any) -> Buffer:

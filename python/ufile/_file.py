@@ -6,8 +6,10 @@ import concurrent.futures as _futures
 import ctypes
 import errno
 import fcntl
+import operator
 import os
 import threading
+import warnings
 from typing import Any
 
 from . import _buffers, _errors, _lib
@@ -15,6 +17,9 @@ from . import _buffers, _errors, _lib
 _MODES = {"r": os.O_RDONLY, "r+": os.O_RDWR, "w": os.O_RDWR | os.O_CREAT | os.O_TRUNC,
           "w+": os.O_RDWR | os.O_CREAT | os.O_TRUNC, "a": os.O_RDWR | os.O_CREAT,
           "x": os.O_RDWR | os.O_CREAT | os.O_EXCL}
+
+# C's off_t and ssize_t: sizes and offsets beyond would wrap in ctypes.
+_MAX_COUNT = 2**63 - 1
 
 _POOL: _futures.ThreadPoolExecutor | None = None
 _POOL_LOCK = threading.Lock()
@@ -53,6 +58,8 @@ class File:
             os.close(fd)
             raise
         self._fd = fd
+        st = os.fstat(fd)
+        self._ident = (st.st_dev, st.st_ino)
         self._handle = ctypes.c_void_p()
         descr = _lib.CUfileDescr_t()
         descr.type = _lib.CU_FILE_HANDLE_TYPE_OPAQUE_FD
@@ -65,11 +72,24 @@ class File:
 
     # -- lifetime -------------------------------------------------------------
     def close(self) -> None:
-        """Deregisters the handle and closes the file; I/O must have returned."""
-        if self._fd >= 0:
-            _lib.lib().cuFileHandleDeregister(self._handle)
-            os.close(self._fd)
-            self._fd = -1
+        """Deregisters the handle and closes the file; I/O must have returned.
+        A descriptor that no longer names the file (the application closed it,
+        and the number was reused) is left open, with a RuntimeWarning."""
+        if self._fd < 0:
+            return
+        fd, self._fd = self._fd, -1
+        _lib.lib().cuFileHandleDeregister(self._handle)
+        try:
+            st = os.fstat(fd)
+            same = (st.st_dev, st.st_ino) == self._ident
+        except OSError:
+            same = False
+        if same:
+            os.close(fd)
+        else:
+            warnings.warn(f"ufile.File: fd {fd} of {self.path} was closed outside this File "
+                          "(it now names another file, or nothing): left as it is",
+                          RuntimeWarning, stacklevel=2)
 
     def __enter__(self) -> "File":
         return self
@@ -102,17 +122,43 @@ class File:
         return os.fstat(self._fd).st_size
 
     # -- I/O --------------------------------------------------------------------
-    def _io(self, write: bool, buf: Any, size: int | None, file_offset: int,
-            buf_offset: int) -> int:
+    def _start(self, write: bool, buf: Any, size: Any, file_offset: Any,
+               buf_offset: Any) -> tuple:
+        """Checks the arguments and takes a use of the buffer (so that it cannot
+        be released until the I/O is done): the arguments of _run."""
         if self._fd < 0:
             raise ValueError(f"ufile.File: I/O on a closed file: {self.path}")
+        file_offset, buf_offset = _count("file_offset", file_offset), _count("buf_offset",
+                                                                             buf_offset)
+        size = None if size is None else _count("size", size)
         b = _buffers.resolve(buf, writable=not write)
         try:
+            b.acquire()
+        except BaseException:
+            if b is not buf:
+                b.release()
+            raise
+        try:
             if size is None:
-                size = b.nbytes - buf_offset
-            if size < 0 or buf_offset < 0 or file_offset < 0 or buf_offset + size > b.nbytes:
+                size = max(b.nbytes - buf_offset, 0)
+            if buf_offset + size > b.nbytes:
                 raise ValueError(f"ufile.File: range [{buf_offset}, +{size}) outside the "
-                                 f"{b.nbytes}-byte buffer (or negative offset): {self.path}")
+                                 f"{b.nbytes}-byte buffer: {self.path}")
+        except BaseException:
+            self._finish(buf, b)
+            raise
+        return write, buf, b, size, file_offset, buf_offset
+
+    @staticmethod
+    def _finish(buf: Any, b: _buffers.Buffer) -> None:
+        b.done()
+        if b is not buf:  # a caller's Buffer stays theirs to release
+            b.release()
+
+    def _run(self, write: bool, buf: Any, b: _buffers.Buffer, size: int, file_offset: int,
+             buf_offset: int) -> int:
+        try:
+            b.check()
             fn = _lib.lib().cuFileWrite if write else _lib.lib().cuFileRead
             ret = fn(self._handle, b.ptr, size, file_offset, buf_offset)
             if ret < 0:
@@ -120,36 +166,51 @@ class File:
                 raise _errors.from_io_result(call, ret, ctypes.get_errno(), self.path)
             return ret
         finally:
-            if b is not buf:  # a caller's Buffer stays theirs to release
-                b.release()
+            self._finish(buf, b)
 
     def read_into(self, buf: Any, size: int | None = None, file_offset: int = 0,
                   buf_offset: int = 0) -> int:
         """Reads ``size`` bytes (default: the rest of the buffer after
         ``buf_offset``) at ``file_offset`` into ``buf``; returns bytes read, short
-        only at end of file. Raises CuFileError."""
-        return self._io(False, buf, size, file_offset, buf_offset)
+        only at end of file. Raises CuFileError; TypeError or ValueError for a
+        size or offset that is not an int in [0, 2**63 - 1]."""
+        return self._run(*self._start(False, buf, size, file_offset, buf_offset))
 
     def write_from(self, buf: Any, size: int | None = None, file_offset: int = 0,
                    buf_offset: int = 0) -> int:
         """Writes ``size`` bytes of ``buf`` from ``buf_offset`` at ``file_offset``;
-        returns bytes written. Raises CuFileError."""
-        return self._io(True, buf, size, file_offset, buf_offset)
+        returns bytes written. Raises as read_into."""
+        return self._run(*self._start(True, buf, size, file_offset, buf_offset))
 
     def read_into_async(self, buf: Any, size: int | None = None, file_offset: int = 0,
                         buf_offset: int = 0) -> _futures.Future:
         """``read_into`` on the package's thread pool; the Future's result is the
-        byte count (or it raises CuFileError). ``buf`` must stay alive until then."""
-        return executor().submit(self._io, False, buf, size, file_offset, buf_offset)
+        byte count (or it raises CuFileError). Bad arguments raise here. The
+        buffer is held (a Buffer cannot be deregistered) until the Future is done."""
+        return executor().submit(self._run, *self._start(False, buf, size, file_offset,
+                                                         buf_offset))
 
     def write_from_async(self, buf: Any, size: int | None = None, file_offset: int = 0,
                          buf_offset: int = 0) -> _futures.Future:
         """``write_from`` on the package's thread pool; see read_into_async."""
-        return executor().submit(self._io, True, buf, size, file_offset, buf_offset)
+        return executor().submit(self._run, *self._start(True, buf, size, file_offset,
+                                                         buf_offset))
 
     # KvikIO's names.
     pread = read_into_async
     pwrite = write_from_async
+
+
+def _count(name: str, value: Any) -> int:
+    """value as an int in [0, 2**63 - 1]; TypeError or ValueError, naming it."""
+    try:
+        n = operator.index(value)
+    except TypeError:
+        raise TypeError(f"ufile.File: {name} must be an int, not "
+                        f"{type(value).__name__} ({value!r})") from None
+    if not 0 <= n <= _MAX_COUNT:
+        raise ValueError(f"ufile.File: {name}={n} is outside [0, 2**63 - 1]")
+    return n
 
 
 def _set_direct(fd: int) -> bool:
@@ -168,18 +229,30 @@ def _set_direct(fd: int) -> bool:
 
 def register_buffer(buf: Any) -> _buffers.Buffer:
     """cuFileBufRegister over the whole of ``buf``; returns the Buffer to pass to
-    ``deregister_buffer``. Registration pins nothing extra in ufile; it makes
-    reads into that base range-checked against the registered length."""
+    ``deregister_buffer``, which keeps ``buf`` alive (and a bytearray's size
+    fixed) until then. Registration pins nothing extra in ufile; it makes
+    reads into that base range-checked against the registered length. A
+    Buffer dropped without deregister_buffer is deregistered when collected.
+    Passing a Buffer already registered raises CuFileError and leaves it as
+    it was."""
     b = _buffers.resolve(buf, writable=True)
-    st = _lib.lib().cuFileBufRegister(b.ptr, b.nbytes, 0)
+    lib = _lib.lib()
+    st = lib.cuFileBufRegister(b.ptr, b.nbytes, 0)
     if st.err != 0:
-        b.release()
+        if b is not buf:  # the caller's Buffer stays registered and theirs
+            b.release()
         raise _errors.from_status("cuFileBufRegister", st.err, None)
+    b.on_release(lib.cuFileBufDeregister)
     return b
 
 
 def deregister_buffer(b: _buffers.Buffer) -> None:
-    """cuFileBufDeregister of a Buffer returned by register_buffer."""
+    """cuFileBufDeregister of a Buffer returned by register_buffer, then the
+    Buffer is released. BufferError (nothing done) while an I/O uses it."""
+    if not isinstance(b, _buffers.Buffer):
+        raise TypeError("ufile.deregister_buffer takes the Buffer that register_buffer "
+                        f"returned, not a {type(b).__name__}")
+    b.retire()
     st = _lib.lib().cuFileBufDeregister(b.ptr)
     b.release()
     if st.err != 0:
