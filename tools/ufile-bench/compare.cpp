@@ -195,7 +195,9 @@ RowResult NvidiaRow(const Table &t) {
   RowResult r;
   r.spec = s;
   r.type = "nvidia";
-  r.error = "skipped: " + s.lib + " not found";
+  r.skipped = true;
+  r.error = s.lib + " not found" +
+            (t.opt.lib.empty() ? " (NVIDIA's library; --lib PATH names another)" : "");
   return r;
 }
 

@@ -79,6 +79,7 @@ void PrintJson(const ReportContext &ctx, const RowResult &r, FILE *out) {
                   : r.verified == Verified::kFailed ? nlohmann::json(false)
                                                     : nlohmann::json();
   j["error"] = r.error.empty() ? nlohmann::json() : nlohmann::json(r.error);
+  if (r.skipped) j["skipped"] = true;
   if (!r.target.empty()) {
     j["target"] = r.target;
     j["target_met"] = r.target_met < 0 ? nlohmann::json() : nlohmann::json(r.target_met == 1);
@@ -141,7 +142,8 @@ void PrintRow(const ReportContext &ctx, const RowResult &r) {
   if (ctx.json) {
     PrintJson(ctx, r, stdout);
   } else if (!r.error.empty()) {
-    std::printf("%-12s %9s  %s\n", r.type.c_str(), "failed", r.error.c_str());
+    std::printf("%-12s %9s  %s\n", r.type.c_str(), r.skipped ? "skipped" : "failed",
+                r.error.c_str());
   } else {
     // snprintf, not "(" + std::string: GCC 12 at -O3 flags the latter with a
     // false -Werror=restrict.

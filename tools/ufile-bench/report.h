@@ -26,6 +26,7 @@ struct RowResult {
   std::string ceiling;  // which row that is
   Verified verified = Verified::kNotAsked;
   std::string error;  // empty: measured
+  bool skipped = false;  // not measured, on purpose; error says why
   // --compare, ufile's row: ufile's target for this table.
   std::string target;     // "ratio >= 0.90", "" when none applies
   int target_met = -1;    // -1 unknown, 0 no, 1 yes
