@@ -2,8 +2,8 @@
 // ufile-stats -p PID [-l LEVEL] [-i SECONDS] [-n COUNT]
 // Prints the cuFile statistics a process running ufile publishes in
 // /dev/shm/ufile-stats-PID (while its statistics level is above 0).
-// Exit status: 0 printed; 1 usage; 2 nothing published (no such process,
-// or its level is 0); 3 stale segment of a dead process; 4 another user's;
+// Exit status: 0 printed; 1 nothing published (no such process, or its
+// level is 0); 2 usage, as for the other tools; 3 stale segment of a dead process; 4 another user's;
 // 5 not a segment this ufile-stats can read (another layout version, or a
 // segment another process published).
 #include <getopt.h>
@@ -39,7 +39,7 @@ void Usage(std::FILE *out) {
                "  -i SECONDS  print every SECONDS (fractions allowed) until the process ends\n"
                "  -n COUNT    stop after COUNT samples\n"
                "  -h, --help  this text\n"
-               "exit status: 0 printed; 1 usage; 2 nothing published; 3 stale segment;\n"
+               "exit status: 0 printed; 1 nothing published; 2 usage; 3 stale segment;\n"
                "  4 another user's segment; 5 a segment this ufile-stats cannot read\n");
 }
 
@@ -122,7 +122,7 @@ int ExitCode(Sample::Kind kind) {
     case Sample::Kind::kOk:
       return 0;
     case Sample::Kind::kAbsent:
-      return 2;
+      return 1;
     case Sample::Kind::kStale:
       return 3;
     case Sample::Kind::kDenied:
@@ -172,7 +172,7 @@ int main(int argc, char **argv) {
   }
   if (!opt) {
     Usage(stderr);
-    return 1;
+    return 2;
   }
   std::optional<Sample> prev;
   for (long n = 0; opt->count < 0 || n < opt->count; ++n) {
