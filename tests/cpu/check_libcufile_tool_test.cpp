@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <climits>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -84,6 +85,25 @@ TEST_F(CheckLibcufile, WheelAndLibraryPathFilesAreNamedWithWhatTheyAre) {
       << out;
   EXPECT_EQ(CheckLine(out, kGets), ldp + "/libcufile.so.0 through LD_LIBRARY_PATH: ufile 0.1.0")
       << out;
+}
+
+// The remedy for NVIDIA's file on LD_LIBRARY_PATH names ufile's drop-in of
+// this build tree, not a placeholder.
+TEST_F(CheckLibcufile, LibraryPathRemedyNamesThisBuildsDropin) {
+  const std::string ldp = dir_.File("ldp");
+  MakeDirs(ldp);
+  Copy(UFILE_FAKE_NVIDIA_LIB, ldp + "/libcufile.so.0");
+  ScopedEnv path("LD_LIBRARY_PATH", ldp);
+  const std::string out = Run();
+  char real[PATH_MAX];
+  ASSERT_NE(realpath(UFILE_DROPIN_LIB, real), nullptr) << UFILE_DROPIN_LIB;
+  const std::string dropin = real;
+  const std::string folder = dropin.substr(0, dropin.rfind('/'));
+  EXPECT_NE(out.find("remedy: name ufile's drop-in there instead: LD_LIBRARY_PATH=" + folder +
+                     ", or LD_PRELOAD=" + dropin + "\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(out.find("PREFIX"), std::string::npos) << out;
 }
 
 TEST_F(CheckLibcufile, PreloadedLibraryIsMappedAndWins) {

@@ -212,5 +212,17 @@ TEST_F(CheckTool, DeviceInitiatedIoNeedsAGpu) {
   EXPECT_EQ(run.out.find("can run here"), std::string::npos) << run.out;
 }
 
+// The data path speaks of GPU memory only where a GPU is usable.
+TEST_F(CheckTool, DataPathNamesGpuMemoryOnlyWithAGpu) {
+  const ToolRun run = RunTool(Tool(), {}, dir_.path());
+  const std::string path = CheckLine(run.out, "data path");
+  ASSERT_NE(path, "(absent)") << run.out;
+  if (path == "unknown (not probed)") GTEST_SKIP() << "the working directory was not probed";
+  const bool gpu = CheckLine(run.out, "GPU").rfind("none usable: ", 0) != 0;
+  EXPECT_EQ(path.find("GPU memory") != std::string::npos, gpu) << path;
+  EXPECT_EQ(path.find("host buffers only here (no usable GPU)") != std::string::npos, !gpu)
+      << path;
+}
+
 }  // namespace
 }  // namespace ufile::test

@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "checks.h"
+#include "gpu/cuda_api.h"
 
 namespace ufile::check {
 namespace {
@@ -126,6 +127,11 @@ Direct ProbeDirect(const std::string &dir, std::string *detail) {
   return result;
 }
 
+bool GpuUsable() {
+  CudaApi &api = Cuda();
+  return api.loaded && api.available;
+}
+
 void DirectLines(Section &s, const std::string &dir) {
   std::string detail;
   struct statvfs vfs {};
@@ -140,15 +146,18 @@ void DirectLines(Section &s, const std::string &dir) {
       direct = true;
       s.Add("  O_DIRECT", "supported (4 KiB write + read probed)", Status::kOk);
       s.Add("  data path",
-            "files opened with O_DIRECT: O_DIRECT for the aligned middle (GPU "
-            "memory staged through pinned buffers), page cache for unaligned edges;"
-            " files opened without it: page cache (buffered)");
+            std::string("files opened with O_DIRECT: O_DIRECT for the aligned middle") +
+                (GpuUsable() ? " (GPU memory staged through pinned buffers)" : "") +
+                ", page cache for unaligned edges; files opened without it: page cache "
+                "(buffered)" +
+                (GpuUsable() ? "" : "; host buffers only here (no usable GPU)"));
       break;
     case Direct::kUnsupported:
       s.Add("  O_DIRECT", "not supported here (" + detail + ")", Status::kWarn,
             "open files without O_DIRECT on this filesystem (ufile reads them through the page "
             "cache), or put data on a filesystem with O_DIRECT (ext4, xfs) to bypass the cache");
-      s.Add("  data path", "page cache (buffered pread/pwrite) only");
+      s.Add("  data path", std::string("page cache (buffered pread/pwrite) only") +
+                               (GpuUsable() ? "" : "; host buffers only here (no usable GPU)"));
       break;
     case Direct::kCannotCreate:
       s.Add("  O_DIRECT", "not probed: cannot create a file here (" + detail + ")", Status::kWarn,

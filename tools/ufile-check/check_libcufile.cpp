@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -136,11 +137,45 @@ std::pair<std::string, std::string> Resolve(
   return {"", ""};
 }
 
+#ifndef UFILE_CHECK_DROPIN_FROM_BUILD
+#define UFILE_CHECK_DROPIN_FROM_BUILD "../../src/libcufile.so.0"
+#endif
+#ifndef UFILE_CHECK_DROPIN_FROM_BINDIR
+#define UFILE_CHECK_DROPIN_FROM_BINDIR "../lib/ufile/libcufile.so.0"
+#endif
+
+// ufile's drop-in beside this ufile-check: in its build tree, or where its
+// install put it (both relative to the executable, so a moved tree works);
+// "" when neither is there.
+std::string OwnDropin() {
+  char exe[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) return "";
+  const std::string self(exe, static_cast<size_t>(n));
+  const std::string dir = self.substr(0, self.rfind('/') + 1);
+  for (const char *rel : {UFILE_CHECK_DROPIN_FROM_BUILD, UFILE_CHECK_DROPIN_FROM_BINDIR}) {
+    char real[PATH_MAX];
+    if (realpath((dir + rel).c_str(), real) && IdentifyLibrary(real).kind == LibIdentity::kUfile)
+      return real;
+  }
+  return "";
+}
+
+// How to point the loader at ufile's drop-in: its folder and file when this
+// ufile-check knows where it is.
+std::string NameTheDropin() {
+  const std::string dropin = OwnDropin();
+  if (dropin.empty())
+    return "LD_LIBRARY_PATH=<the folder of ufile's drop-in libcufile.so.0: build/src in a build "
+           "tree, lib/ufile under the install prefix>, or LD_PRELOAD that file";
+  return "LD_LIBRARY_PATH=" + dropin.substr(0, dropin.rfind('/')) + ", or LD_PRELOAD=" + dropin;
+}
+
 std::string Remedy(const std::string &where) {
   if (where.find("Python wheel") != std::string::npos)
     return "python -m ufile.dropin enable, with that environment's python (docs/PACKAGING.md)";
   if (where.find("LD_") != std::string::npos)
-    return "name ufile's drop-in there instead (PREFIX/lib/ufile/libcufile.so.0)";
+    return "name ufile's drop-in there instead: " + NameTheDropin();
   if (where.find("CUDA toolkit") != std::string::npos)
     return "python -m ufile.dropin enable --prefix <toolkit>, or LD_PRELOAD ufile's drop-in";
   return "python -m ufile.dropin enable --system, or LD_PRELOAD ufile's drop-in";
@@ -189,7 +224,7 @@ void CheckLibcufile(Report &report) {
   const std::string key = "a program built for NVIDIA's cuFile gets";
   if (got.empty()) {
     s.Add(key, std::string("no ") + kSoname + ": it does not start here", Status::kInfo,
-          "LD_LIBRARY_PATH=PREFIX/lib/ufile, or LD_PRELOAD ufile's drop-in");
+          NameTheDropin());
   } else {
     const LibIdentity id = IdentifyLibrary(got);
     s.Add(key, got + " through " + how + ": " + id.Describe(),
