@@ -10,8 +10,29 @@ import os
 import shutil
 import sys
 
+import setuptools
 from setuptools import setup
 from setuptools.command.build_py import build_py
+
+
+def _check_wheel_support() -> None:
+    """setuptools before 70.1 builds wheels, and pip's metadata step, with the
+    separate `wheel` package; without it pip only says "invalid command
+    'bdist_wheel'". Say what is missing and what to do instead."""
+    if not {"bdist_wheel", "dist_info"} & set(sys.argv[1:]):
+        return
+    if (importlib.util.find_spec("setuptools.command.bdist_wheel")
+            or importlib.util.find_spec("wheel")):
+        return
+    raise SystemExit(
+        f"ufile: cannot build a wheel: {sys.executable} has setuptools "
+        f"{setuptools.__version__}, which needs the 'wheel' package, and it has none. Make the "
+        f"virtual environment with Debian's /usr/bin/python3 (python3-pip brings "
+        f"python3-wheel), or install wheel into this one, or let pip fetch build tools "
+        f"(drop --no-index --no-build-isolation).")
+
+
+_check_wheel_support()
 
 
 def _is_ufile(path):

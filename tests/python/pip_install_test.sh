@@ -4,7 +4,8 @@
 # setuptools, no index, no build isolation) with the library copied in, and the
 # installed package loads it and reads a file; the drop-in comes with it and
 # the ufile-dropin command runs; a second install from the same folder without
-# UFILE_LIBRARY bundles no library left in build/ by the first. Without venv
+# UFILE_LIBRARY bundles no library left in build/ by the first; without the
+# wheel package, where setuptools needs it, setup.py says so. Without venv
 # or pip it fails: CI installs python3-venv and python3-pip
 # (scripts/debian-packages.txt).
 #   pip_install_test.sh PYTHON SOURCE_DIR LIBRARY WORKDIR
@@ -53,3 +54,23 @@ for f in libufile.so.0 libcufile.so.0; do
   fi
 done
 echo "an install without UFILE_LIBRARY bundles no library"
+# An interpreter whose setuptools needs the wheel package to build wheels (before
+# 70.1), without it (a python3 other than Debian's, first on PATH): setup.py says
+# what is missing and what to do, not pip's "invalid command 'bdist_wheel'".
+nowheel=$(cd "$work/pkg" && "$py" - 2>&1 <<'PY'
+import importlib.util, runpy, sys
+if importlib.util.find_spec("setuptools.command.bdist_wheel"):
+    print("SKIPPED: this setuptools builds wheels itself")
+    sys.exit(0)
+sys.modules["wheel"] = None  # as if it were not installed
+sys.argv = ["setup.py", "dist_info"]
+runpy.run_path("setup.py", run_name="__main__")
+PY
+) && rc=0 || rc=$?
+case $nowheel in
+  SKIPPED*) echo "$nowheel" ;;
+  *"ufile: cannot build a wheel: "*"needs the 'wheel' package"*"/usr/bin/python3"*)
+    [ "$rc" -ne 0 ] || { echo "FAILED: setup.py without wheel exited 0: $nowheel"; exit 1; }
+    echo "without the wheel package: $nowheel" ;;
+  *) echo "FAILED: setup.py without the wheel package: rc $rc: $nowheel"; exit 1 ;;
+esac
