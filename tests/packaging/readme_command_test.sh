@@ -5,7 +5,11 @@
 # without sudo and without questions (DEBIAN_FRONTEND=noninteractive); as
 # another user with sudo; and it builds the demo's target only, whose build
 # (in BUILD_DIR) compiles nothing of tests/, bench/ or examples/. .ci/run
-# installs the same way.
+# installs the same way. Then README command (c), for real, in a fresh clone
+# whose build/ is BUILD_DIR (built already, so its build is a check that the
+# targets it names exist): the package it installs into .venv loads the
+# library copied into it, .venv is ignored by git, and docs/PYTHON.md gives
+# the same command.
 #   readme_command_test.sh SOURCE_DIR BUILD_DIR WORKDIR
 # The stand-ins' $ expressions expand when they run, not here.
 # shellcheck disable=SC2016
@@ -67,7 +71,46 @@ for uid in 0 1000; do
     *) fail ".ci/run does not install noninteractive, then run scripts/test.sh" ;;
   esac
 done
-[ -f "$build/build.ninja" ] || { echo "not a Ninja build: the demo's build plan is not checked"; exit 0; }
-extra=$(ninja -C "$build" -t commands ufile-demo | grep -E " $src/(tests|bench|examples)/")
-[ -z "$extra" ] || fail "building ufile-demo compiles more than the demo needs: $extra"
-echo "command (a) installs as root or with sudo and builds the demo's target only"
+if [ -f "$build/build.ninja" ]; then
+  extra=$(ninja -C "$build" -t commands ufile-demo | grep -E " $src/(tests|bench|examples)/")
+  [ -z "$extra" ] || fail "building ufile-demo compiles more than the demo needs: $extra"
+  echo "command (a) installs as root or with sudo and builds the demo's target only"
+else
+  echo "not a Ninja build: the demo's build plan is not checked"
+fi
+
+# Command (c), in a fresh clone (with this tree's python/, so that uncommitted
+# changes are what is tested; in CI both are the same).
+block() {  # the command after the line starting with $1 in file $2
+  awk -v start="$1" 'index($0, start) == 1 {a=1} a&&/^```sh$/{b=1;next} b&&/^```$/{exit} b' "$2"
+}
+cmd=$(block "(c) " "$src/README.md")
+[ -n "$cmd" ] || fail "no command (c) in README.md"
+echo "command (c): $cmd"
+doc=$(block "<!-- doc-test: readme-command -->" "$src/docs/PYTHON.md")
+[ "$doc" = "$cmd" ] || fail "docs/PYTHON.md's install command differs from README's (c): $doc"
+clone=$work/clone
+if git -C "$src" rev-parse --git-dir >/dev/null 2>&1; then
+  git clone -q "$src" "$clone" || fail "git clone $src failed"
+  rm -rf "$clone/python"
+  (cd "$src" && git ls-files -co --exclude-standard python) >"$work/python-files"
+  (cd "$src" && tar -cf - -T "$work/python-files") | tar -C "$clone" -xf - ||
+    fail "copying python/ failed"
+else
+  mkdir -p "$clone" && cp -r "$src/python" "$clone/python"
+  rm -rf "$clone/python/build" "$clone/python/"*.egg-info
+fi
+ln -s "$build" "$clone/build"
+out=$(cd "$clone" && env -u UFILE_LIBRARY -u UFILE_DROPIN -u PYTHONPATH -u VIRTUAL_ENV \
+      timeout 240 sh -c "$cmd" 2>&1) || fail "command (c) failed: $out"
+printf '%s\n' "$out" | tail -3
+last=$(printf '%s\n' "$out" | tail -1)
+case $last in
+  "ufile "*" loads $clone/.venv/lib/python3"*"/site-packages/ufile/libufile.so.0") ;;
+  *) fail "command (c) does not end with the installed package loading its own library: $last" ;;
+esac
+[ -f "$(dirname "${last##* loads }")/libcufile.so.0" ] || fail "the drop-in was not installed"
+if [ -d "$clone/.git" ] && git -C "$clone" status --porcelain | grep -q "\.venv"; then
+  fail "git status lists .venv: it should be ignored"
+fi
+echo "command (c) builds the library, its drop-in and the tools and installs the package"
