@@ -14,7 +14,7 @@ import dist_cases as dc
 import dist_harness
 
 DEADLINE = 120
-SMALL = 3 * 4096 * 2  # max_device_bytes small enough for several rounds
+SMALL = 64 << 10  # max_device_bytes small enough for several chunks and staging slots
 
 
 @pytest.fixture(scope="module")
@@ -74,6 +74,15 @@ def _inject(fault, rank, path):
                 os._exit(3)
             return real(piece)
         _engine._read = dying
+    elif fault == "raise_mid_pipeline":  # an exception of the rank's own, third piece on
+        real_split, calls = _engine.split, [0]
+
+        def raising(*a, **k):
+            calls[0] += 1
+            if calls[0] >= 3:
+                raise RuntimeError("injected in the pipeline")
+            return real_split(*a, **k)
+        _engine.split = raising
     elif fault == "oom":
         import torch
         real_empty = torch.empty
@@ -164,18 +173,66 @@ def test_subsets(ckpt, select, n):
 
 
 def _iter_worker(rank, n, path):
+    import torch
     import torch.distributed as dist
     from ufile import safetensors as us
-    names = [name for name, _ in us.iter_checkpoint(path, group=dist.group.WORLD,
-                                                    max_device_bytes=SMALL)]
-    return names
+    from ufile.safetensors import _dist_exec
+    _dist_exec.AGREE_EVERY = 2   # tensors yielded as checkpoints complete, not all at the end
+    got = []   # (name, bytes as yielded)
+    for name, t in us.iter_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                                      max_device_bytes=SMALL):
+        got.append((name, t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()))
+    return got
 
 
-def test_iterator_yields_each_tensor_once(ckpt):
+def test_iterator_yields_each_tensor_once_and_complete(ckpt):
     res = dist_harness.run(_iter_worker, 3, (ckpt[0],), deadline=DEADLINE)
-    for r in res:
+    dims = dc.dims_of(ckpt[1], dc.SHARD_RULES)
+    for rank, r in enumerate(res):
         assert "ok" in r, r
-        assert sorted(r["ok"]) == sorted(ckpt[1]), r["ok"]
+        names = [name for name, _ in r["ok"]]
+        assert sorted(names) == sorted(ckpt[1]), names
+        for name, raw in r["ok"]:
+            want = dc.expected(ckpt[1], name, dims[name], rank, 3)
+            assert raw == want.tobytes(), (rank, name)
+
+
+def _count_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    counts = {}
+    for fn in ("broadcast", "all_to_all_single", "all_reduce", "all_gather_object",
+               "all_gather", "barrier"):
+        real = getattr(dist, fn)
+
+        def counting(*a, _real=real, _fn=fn, **k):
+            counts[_fn] = counts.get(_fn, 0) + 1
+            return _real(*a, **k)
+        setattr(dist, fn, counting)
+    us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                       max_device_bytes=SMALL)
+    return counts
+
+
+def test_collectives_per_load(ckpt):
+    """The plan's broadcasts and all-to-alls, one status all-reduce every
+    AGREE_EVERY collectives, one agreement before the first read and one at
+    the end, and the one exchange of what each rank found: nothing per round."""
+    from ufile.safetensors import _dist, _dist_exec, _dist_plan, _dist_rules
+    from ufile.safetensors import _checkpoint_headers
+    headers = _checkpoint_headers(ckpt[0])
+    names = {n for h in headers for n in h.tensors}
+    chunk, slab = _dist.split_staging(SMALL, _dist.DEFAULT_STAGING_BUFFERS)
+    for n in (2, 3):
+        plan = _dist_plan.make_plan(headers, _dist_rules.split_dims(headers, dc.SHARD_RULES),
+                                    [names] * n, chunk, slab)
+        bcast = sum(isinstance(op, _dist_plan.Broadcast) for op in plan.ops)
+        want = {"broadcast": bcast, "all_to_all_single": len(plan.ops) - bcast,
+                "all_reduce": 2 + len(plan.ops) // _dist_exec.AGREE_EVERY,
+                "all_gather_object": 1}
+        assert bcast and len(plan.ops) > bcast
+        for r in dist_harness.run(_count_worker, n, (ckpt[0],), deadline=DEADLINE):
+            assert r.get("ok") == want, r
 
 
 def _subgroup_worker(rank, n, path):
@@ -213,6 +270,7 @@ def _all_raise(results, *words):
     ("read_error_late", ["rank 1", "CU_FILE_IO_ERROR", "reading tensor", ".safetensors"]),
     ("oom", ["rank 1", "out of memory", "preparing the load"]),
     ("bad_header", ["rank 1", "00003-of-00004.safetensors", "injected"]),
+    ("raise_mid_pipeline", ["rank 1", "injected in the pipeline", "tensor '"]),
 ])
 def test_one_rank_fails_every_rank_raises(ckpt, fault, words):
     _all_raise(_run(ckpt, 3, rules=dc.SHARD_RULES, options={"max_device_bytes": SMALL},
@@ -266,9 +324,9 @@ def _round_worker(rank, n, path):
     return "loaded"
 
 
-def test_ranks_disagree_on_the_round_size(ckpt):
+def test_ranks_disagree_on_the_staging(ckpt):
     res = dist_harness.run(_round_worker, 2, (ckpt[0],), deadline=DEADLINE)
-    _all_raise(res, "disagree on the round size", "rank 1")
+    _all_raise(res, "disagree on the staging", "rank 1", str(SMALL * 2))
 
 
 def test_rule_names_a_dimension_the_tensor_lacks(ckpt):
@@ -278,9 +336,10 @@ def test_rule_names_a_dimension_the_tensor_lacks(ckpt):
 
 def test_a_rank_that_dies_makes_the_others_raise(ckpt):
     res = _run(ckpt, 3, options={"max_device_bytes": SMALL}, fault="exit_mid_load")
-    assert "error" in res[1]
+    assert res[1] == {"error": "exited with code 3 and no result", "type": "Exit"}, res[1]
     for rank in (0, 2):
-        assert "error" in res[rank], f"rank {rank} returned without rank 1"
+        assert res[rank].get("type") == "DistributedLoadError", (rank, res[rank])
+        assert f"rank {rank}" in res[rank]["error"], res[rank]["error"]
 
 
 def test_shard_without_group_is_refused(ckpt):
@@ -291,7 +350,16 @@ def test_shard_without_group_is_refused(ckpt):
         us.load_checkpoint(ckpt[0], staging_buffers=4)
 
 
-def test_fewer_than_two_staging_buffers_is_refused(ckpt):
-    res = _run(ckpt, 2, options={"staging_buffers": 1})
-    for r in res:
-        assert r.get("type") == "ValueError" and "at least 2" in r["error"], r
+def test_bad_options_make_every_rank_raise(ckpt):
+    _all_raise(_run(ckpt, 2, options={"staging_buffers": 1}), "rank 0", "rank 1",
+               "staging_buffers must be an int of at least 2")
+    res = dist_harness.run(_bad_option_worker, 3, (ckpt[0],), deadline=DEADLINE)
+    _all_raise(res, "rank 2", "max_device_bytes must be an int", "of 3 ranks")
+
+
+def _bad_option_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    us.load_checkpoint(path, group=dist.group.WORLD,
+                       max_device_bytes="1 GiB" if rank == 2 else SMALL)
+    return "loaded"

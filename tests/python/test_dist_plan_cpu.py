@@ -2,7 +2,8 @@
 """The collective load's planner alone (no process group): the plan is carried
 out here in numpy over made-up files, and every rank's tensors must equal
 torch.tensor_split's parts of the written bytes; each needed byte is read
-exactly once; reads balance over ranks by bytes, not by files."""
+exactly once; reads balance over ranks by bytes, not by files; the number
+of collectives per load."""
 from __future__ import annotations
 
 import math
@@ -10,7 +11,7 @@ import math
 import numpy as np
 import pytest
 
-from ufile.safetensors._dist_plan import make_plan, split_sizes
+from ufile.safetensors._dist_plan import AllToAll, Broadcast, make_plan, split_sizes
 from ufile.safetensors._dist_rules import shard_from_tp_plan, split_dims
 from ufile.safetensors._format import DTYPES, Header, SafetensorError, TensorInfo
 
@@ -38,47 +39,49 @@ def _execute(plan, headers, blobs) -> tuple:
     number of times each file byte was read."""
     n = plan.ranks
     reads = [np.zeros(len(b), np.int32) for b in blobs]
-    infos = {name: t for h in headers for name, t in h.tensors.items()}
     out = [{name: np.zeros(p.shape, NP[p.dtype]) for name, p in plan.parts[r].items()}
            for r in range(n)]
+
+    def read(rd) -> np.ndarray:
+        reads[rd.file][rd.offset:rd.offset + rd.size] += 1
+        return blobs[rd.file][rd.offset:rd.offset + rd.size]
+
+    def raw(r, name):
+        return out[r][name].reshape(-1).view(np.uint8)
     for r in range(n):
         for rd in plan.direct[r]:
-            reads[rd.file][rd.offset:rd.offset + rd.size] += 1
-            dest = out[r][rd.dest].reshape(-1).view(np.uint8)
-            dest[rd.dest_offset:rd.dest_offset + rd.size] = \
-                blobs[rd.file][rd.offset:rd.offset + rd.size]
-    for rnd in plan.rounds:
-        staged = np.zeros(rnd.slot * n, np.uint8)
-        for r in range(n):
-            for rd in rnd.reads[r]:
-                assert r * rnd.slot <= rd.dest_offset and \
-                    rd.dest_offset + rd.size <= (r + 1) * rnd.slot, "read outside its slot"
-                reads[rd.file][rd.offset:rd.offset + rd.size] += 1
-                staged[rd.dest_offset:rd.dest_offset + rd.size] = \
-                    blobs[rd.file][rd.offset:rd.offset + rd.size]
-        for d in rnd.deliveries:
-            info, src = infos[d.name], staged[d.staged:d.staged + d.hi - d.lo]
-            for r in d.ranks:
-                part, dest = plan.parts[r][d.name], out[r][d.name]
-                if part.dim is None:
-                    dest.reshape(-1).view(np.uint8)[d.lo:d.hi] = src
-                    continue
-                outer = math.prod(info.shape[:part.dim])
-                block = info.nbytes // outer
-                inner = math.prod(info.shape[part.dim + 1:])
-                o0, o1 = d.lo // block, d.hi // block
-                rows = src.view(NP[info.dtype]).reshape(o1 - o0, info.shape[part.dim], inner)
-                dest.reshape(outer, part.length, inner)[o0:o1] = \
-                    rows[:, part.start:part.start + part.length]
+            raw(r, rd.dest)[rd.dest_offset:rd.dest_offset + rd.size] = read(rd)
+    for op in plan.ops:
+        if isinstance(op, Broadcast):
+            assert op.root in op.ranks and op.read.dest == op.name
+            assert op.hi - op.lo <= plan.chunk and op.read.size == op.hi - op.lo
+            raw(op.root, op.name)[op.lo:op.hi] = read(op.read)
+            for r in op.ranks:
+                raw(r, op.name)[op.lo:op.hi] = raw(op.root, op.name)[op.lo:op.hi]
+            continue
+        sends = []
+        for j in range(n):   # rank j: its rows, packed per receiver
+            first, count = op.rows[j]
+            assert (op.reads[j] is None) == (count == 0)
+            slab = read(op.reads[j]).reshape(count, op.row_bytes) if count else \
+                np.zeros((0, op.row_bytes), np.uint8)
+            assert slab.nbytes <= max(plan.slab, op.row_bytes)
+            sends.append([slab[:, c0:c0 + cb] for c0, cb in op.cols])
+        for k in range(n):
+            got = np.concatenate([sends[j][k] for j in range(n)]).reshape(-1)
+            assert got.nbytes == op.recv_bytes(k) <= max(plan.recv, op.row_bytes)
+            if op.cols[k][1]:
+                raw(k, op.name).reshape(-1, op.cols[k][1])[op.o0:op.o1] = \
+                    got.reshape(-1, op.cols[k][1])
     return out, reads
 
 
-def _check(files, dims_rule, wanted_fn, ranks, round_bytes):
+def _check(files, dims_rule, wanted_fn, ranks, chunk, slab=None):
     headers, blobs = _headers(files)
     dims = split_dims(headers, dims_rule)
     names = [n for h in headers for n in h.tensors]
     wanted = [{x for x in names if wanted_fn(r, x)} for r in range(ranks)]
-    plan = make_plan(headers, dims, wanted, round_bytes)
+    plan = make_plan(headers, dims, wanted, chunk, chunk if slab is None else slab)
     out, reads = _execute(plan, headers, blobs)
     for fi, h in enumerate(headers):
         for name, info in h.tensors.items():
@@ -114,16 +117,17 @@ TP = {r"(q|up|embed|head)$": 0, r"(o|down)$": 1, r"^cube$": 2}
 
 
 @pytest.mark.parametrize("ranks", [1, 2, 3, 4, 5, 8])
-@pytest.mark.parametrize("round_bytes", [4096, 3 * 4096, 1 << 20])
-def test_replicas_and_tensor_parallel_cover_every_part(ranks, round_bytes):
-    _check(LLAMA_LIKE, None, lambda r, n: True, ranks, round_bytes)
-    _check(LLAMA_LIKE, TP, lambda r, n: True, ranks, round_bytes)
+@pytest.mark.parametrize("chunk,slab", [(4096, 64), (3 * 4096, 200), (1 << 20, 1 << 20)])
+def test_replicas_and_tensor_parallel_cover_every_part(ranks, chunk, slab):
+    _check(LLAMA_LIKE, None, lambda r, n: True, ranks, chunk, slab)
+    _check(LLAMA_LIKE, TP, lambda r, n: True, ranks, chunk, slab)
 
 
 @pytest.mark.parametrize("ranks", [2, 3, 4, 8])
 def test_subsets_and_ranks_that_need_nothing(ranks):
     experts = [[(f"e{i}.w", "F32", (8, 9)) for i in range(ranks)] + [("shared", "F32", (33,))]]
     plan = _check(experts, None, lambda r, n: n == "shared" or n == f"e{r}.w", ranks, 8192)
+    assert [type(op) for op in plan.ops] == [Broadcast]   # only "shared" is fanned out
     assert all(len(plan.direct[r]) == 1 for r in range(ranks))  # own expert read directly
     _check(LLAMA_LIKE, TP, lambda r, n: r != ranks - 1, ranks, 8192)  # last rank: nothing
     _check(LLAMA_LIKE, TP, lambda r, n: (n.startswith("l0")) == (r % 2 == 0), ranks, 8192)
@@ -135,34 +139,61 @@ def test_uneven_split_follows_tensor_split():
     assert split_sizes(0, 3) == [0, 0, 0]
 
 
-def _balance(files, ranks):
+def _balance(files, ranks, rules=None):
     headers, _ = _headers(files)
     names = {n for h in headers for n in h.tensors}
-    plan = make_plan(headers, split_dims(headers, None), [names] * ranks, 1 << 20)
+    plan = make_plan(headers, split_dims(headers, rules), [names] * ranks, 1 << 20, 1 << 18)
     got = [plan.read_bytes(r) for r in range(ranks)]
     total = sum(h.file_size - h.data_start for h in headers)
     assert sum(got) == total
-    return got, total
+    return got, total, plan
 
 
 def test_four_shards_on_three_ranks_balance_by_bytes():
     shard = [[(f"s{f}.t{i}", "F32", (1000, 37)) for i in range(7)] for f in range(4)]
-    got, total = _balance(shard, 3)
-    slack = 4096 * len(shard) * 7  # at most a slot's alignment per round
-    assert max(got) - min(got) <= slack, got
+    got, total, _ = _balance(shard, 3)
+    assert max(got) - min(got) <= 148000, got   # at most one tensor's bytes apart
 
 
 def test_one_huge_file_spreads_over_every_rank():
-    got, total = _balance([[("huge", "U8", (64 << 20,))]], 8)
-    assert all(abs(g - total / 8) <= 4096 * 64 for g in got), got
+    got, total, plan = _balance([[("huge", "U8", (64 << 20,))]], 8)
+    assert all(abs(g - total / 8) <= (1 << 20) for g in got), got
+    assert len(plan.ops) == 65   # a broadcast a chunk, cut at 1 MiB file offsets (data at 64)
 
 
-def test_gloo_sized_rounds_stay_within_the_staging_bound():
+def test_inner_splits_balance_and_land_in_place():
+    """Row-parallel weights: every rank reads about 1/n of the rows and
+    receives only its columns."""
+    files = [[(f"l{i}.o", "BF16", (512, 96)) for i in range(4)]]
+    got, total, plan = _balance(files, 3, {r"\.o$": 1})
+    assert max(got) - min(got) <= 2 * 192 * 4, got
+    assert all(isinstance(op, AllToAll) for op in plan.ops)
+    for op in plan.ops:
+        assert [op.recv_bytes(k) for k in range(3)] == [(op.o1 - op.o0) * 64] * 3
+
+
+def test_collectives_per_load():
+    """Broadcasts: one a chunk of each shared tensor; all-to-alls: one a run of
+    rows; direct reads need none."""
+    headers, _ = _headers(LLAMA_LIKE)
+    names = {n for h in headers for n in h.tensors}
+    plan = make_plan(headers, split_dims(headers, TP), [names] * 4, 1 << 20, 1 << 20)
+    kinds = sorted((type(op).__name__, op.name) for op in plan.ops)
+    assert kinds == sorted([("AllToAll", "cube"), ("AllToAll", "l0.down"),
+                            ("AllToAll", "l0.o"), ("AllToAll", "l1.o"),
+                            ("Broadcast", "l0.norm"), ("Broadcast", "l1.norm"),
+                            ("Broadcast", "odd"), ("Broadcast", "scalar")])
+    order = [plan.position(op) for op in plan.ops]
+    assert order == sorted(order), "collectives follow the files' order"
+
+
+def test_staging_stays_within_its_bound():
     headers, _ = _headers(LLAMA_LIKE)
     names = {n for h in headers for n in h.tensors}
     for ranks in (2, 4, 8):
-        plan = make_plan(headers, split_dims(headers, TP), [names] * ranks, 4 * 4096 * ranks)
-        assert plan.staging <= 4 * 4096 * ranks + 4096 * ranks
+        plan = make_plan(headers, split_dims(headers, TP), [names] * ranks, 4096, 128)
+        assert plan.chunk <= 4096 and plan.recv <= 4096
+        assert plan.slab <= 128   # every row of these tensors is at most 80 bytes
 
 
 def test_a_rule_naming_a_missing_dimension_names_the_tensor():

@@ -29,7 +29,7 @@ class Options:
     max_device_bytes: int | None = None  # None: views; a number: owning tensors
     register_buffers: bool = False       # cuFileBufRegister each destination
     times: dict | None = None            # filled with seconds from the start to each phase
-    staging_buffers: int = 2             # collective load: rounds staged (and read) at once
+    staging_buffers: int | None = None   # collective load: all-to-all staging slots (None: 4)
 
     def resolved(self) -> "Options":
         return Options(self.direct,

@@ -1,0 +1,439 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Carries out one rank's side of a collective load plan (_dist_plan).
+
+One host thread walks the plan's collectives in order with two cursors:
+- *prepare* runs ahead: it allocates each tensor when first needed (so
+  allocation overlaps the reads already running) and submits this rank's
+  reads, those that gate a collective first (_dist_reader);
+- *issue* starts each collective asynchronously once this rank's own reads for
+  it are done; a rank that only receives never waits, so no rank moves in
+  lock-step with the others and many collectives are in flight.
+Nothing on the way waits for the other ranks: every ``AGREE_EVERY``
+collectives a one-integer status is all-reduced asynchronously and looked at
+only once it has completed (tensors it covers are then yielded); one final
+agreement precedes the return. A rank that fails (read error, out of memory, an
+exception of its own) stops reading and keeps joining every remaining
+collective with scratch memory, so no rank waits for data that will not come,
+and every rank raises DistributedLoadError after the final agreement.
+
+CUDA streams: collectives are issued from a side stream; all-to-all packing
+runs on it. A staging buffer is read into again (by ufile, outside any stream)
+only after the event recorded behind its last packing has completed: that
+fence is the one host wait on the data path, and staging_buffers sets how far
+it lags."""
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import math
+import os
+import time
+from typing import Any, Iterator
+
+from . import _engine
+from ._dist_plan import AllToAll, Broadcast, Plan
+from ._dist_reader import PriorityReader
+from ._format import DTYPES, Header, TensorInfo
+
+AGREE_EVERY = 16      # collectives between two status all-reduces
+LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read thread and rank
+
+# Test seams: a callable run on the side stream before each all-to-all packing
+# (to delay it), and the staging fence, which a test switches off to show that
+# its absence is caught.
+before_pack: Any = None
+staging_fence = True
+
+
+class Executor:
+    """This rank's side of ``plan``; ``run`` yields (name, tensor) as each is
+    complete and agreed, and raises DistributedLoadError on every rank when any
+    rank failed."""
+
+    def __init__(self, plan: Plan, headers: list[Header], g: Any, fw: Any, device: str,
+                 opts: Any, depth: int):
+        self.plan, self.g, self.fw, self.device, self.opts = plan, g, fw, device, opts
+        self.torch = fw.torch
+        self.cuda = device != "cpu"
+        self.rank = g.rank
+        self.parts = plan.parts[self.rank]
+        self.infos = {n: t for h in headers for n, t in h.tensors.items()}
+        self.depth = depth
+        self.out: dict = {}
+        self.files: dict = {}
+        self.failed: str | None = None
+        self.reader = PriorityReader(opts.inflight)
+        self.op_futures: dict = {}          # op index -> this rank's read futures
+        self.direct_futures: dict = collections.defaultdict(list)   # name -> futures
+        self.last_op = self._last_ops()
+        self.slots: list = []               # (slab, send) staging per all-to-all slot
+        self.slot_of: dict = {}             # op index -> slot
+        self.slot_user = [-1] * depth       # the last op prepared into each slot
+        self.slot_event: list = [None] * depth
+        self.slot_work: list = [None] * depth
+        self.scratch: Any = None
+        self.side: Any = None
+        self.works: collections.deque = collections.deque()   # CPU: (op index, work)
+        self.checkpoints: collections.deque = collections.deque()
+        self.status_host: Any = None
+        self.n_checkpoints = 0
+        self.agreeing = False               # the final agreement has begun
+        self.issued = 0                     # collectives issued so far
+        self.covered = 0                    # collectives agreed so far (-1: a rank failed)
+        self.direct_left = collections.Counter(rd.dest for rd in plan.direct[self.rank])
+        self.yielded: set = set()
+        self.trace: list | None = [] if os.environ.get("UFILE_DIST_TRACE") else None
+        self.t0 = time.perf_counter()
+
+    # -- set-up --------------------------------------------------------------
+    def _last_ops(self) -> dict:
+        last: dict = {}
+        for i, op in enumerate(self.plan.ops):
+            last[op.name] = i
+        return last
+
+    def prepare(self) -> str | None:
+        """Scratch, staging and files; returns this rank's error or None."""
+        torch = self.torch
+        try:
+            ops = self.plan.ops
+            if any(isinstance(op, Broadcast) for op in ops) or self.plan.recv:
+                self.scratch = self.fw.bytes_buffer(max(self.plan.chunk, self.plan.recv),
+                                                    self.device)
+            a2a = [op for op in ops if isinstance(op, AllToAll)]
+            if a2a:
+                send = max(op.send_bytes(self.rank) for op in a2a)
+                self.slots = [(self.fw.bytes_buffer(self.plan.slab, self.device),
+                               self.fw.bytes_buffer(send, self.device))
+                              for _ in range(min(self.depth, len(a2a)))]
+            if self.cuda:
+                self.side = torch.cuda.Stream()
+                torch.cuda.current_stream().synchronize()   # memory we reuse is idle
+                count = len(ops) // AGREE_EVERY + 1
+                self.status_host = torch.empty(count, dtype=torch.int32, pin_memory=True)
+            for rd in self.plan.direct[self.rank]:
+                self._file(rd.file)
+            for op in ops:
+                rd = op.read if isinstance(op, Broadcast) else op.reads[self.rank]
+                if rd is not None and (not isinstance(op, Broadcast) or op.root == self.rank):
+                    self._file(rd.file)
+            return None
+        except Exception as exc:  # noqa: BLE001 - reported to every rank
+            return f"preparing the load: {type(exc).__name__}: {exc}"
+
+    def _file(self, i: int) -> Any:
+        if i not in self.files:
+            self.files[i] = _engine.open_for_read(self.plan.files[i], self.opts.direct)
+        return self.files[i]
+
+    def _tensor(self, name: str) -> Any:
+        if name not in self.out:
+            part = self.parts[name]
+            nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
+            info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
+            self.out[name] = self.fw.empty(info, self.plan.files[0], self.device)
+        return self.out[name]
+
+    def _bytes(self, name: str) -> Any:
+        return self.out[name].reshape(-1).view(self.torch.uint8)
+
+    def _fail(self, message: str) -> None:
+        if self.failed is None:
+            self.failed = message
+            self._note("failed", message)
+
+    def _note(self, *event: Any) -> None:
+        if self.trace is not None:
+            self.trace.append((round(time.perf_counter() - self.t0, 6),) + event)
+
+    @contextlib.contextmanager
+    def _on_side(self) -> Iterator[None]:
+        if self.side is None:
+            yield
+        else:
+            with self.torch.cuda.stream(self.side):
+                yield
+
+    # -- the walk ------------------------------------------------------------
+    def run(self) -> Iterator[tuple[str, Any]]:
+        self.g.agree(self.prepare())      # the one host agreement before any read
+        ops = self.plan.ops
+        ahead = max(1, LOOKAHEAD * self.opts.inflight * self.g.size)
+        prep = di = 0
+        finished = False
+        try:
+            for t in range(len(ops)):
+                while prep < len(ops) and prep < t + ahead and self._can_prepare(prep, t):
+                    di = self._submit_direct(di, self.plan.position(ops[prep]))
+                    self._prepare(prep)
+                    prep += 1
+                if prep == len(ops):
+                    di = self._submit_direct(di, None)
+                self._issue(t)
+                if (t + 1) % AGREE_EVERY == 0:
+                    self._checkpoint(t + 1)
+                yield from self._ready()
+            self._submit_direct(di, None)
+            self._finish()
+            finished = True
+            yield from self._ready(final=True)
+        finally:
+            if not finished:
+                self._drain()
+
+    def _submit_direct(self, di: int, before: tuple | None) -> int:
+        """Submits direct reads up to file position ``before`` (None: all)."""
+        direct = self.plan.direct[self.rank]
+        while di < len(direct) and (before is None or
+                                    (direct[di].file, direct[di].offset) < before):
+            rd = direct[di]
+            di += 1
+            if self.failed:
+                continue
+            try:
+                dest = self.fw.ptr(self._tensor(rd.dest)) + rd.dest_offset
+                pieces = _engine.split(self.files[rd.file], dest, rd.size, rd.offset,
+                                       f"tensor {rd.dest!r}", self.opts.request_bytes)
+                self.direct_futures[rd.dest] += self.reader.submit(pieces, (1, di))
+                self.direct_left[rd.dest] -= 1
+            except Exception as exc:  # noqa: BLE001 - reported at the final agreement
+                self._fail(f"reading tensor {rd.dest!r}: {type(exc).__name__}: {exc}")
+        return di
+
+    def _can_prepare(self, p: int, t: int) -> bool:
+        """An all-to-all's staging slot is free once the op that used it last
+        was issued (its packing then holds the slot's event)."""
+        if not isinstance(self.plan.ops[p], AllToAll):
+            return True
+        return self.slot_user[self._slot(p)] < t
+
+    def _slot(self, p: int) -> int:
+        if p not in self.slot_of:
+            self.slot_of[p] = len(self.slot_of) % len(self.slots)
+        return self.slot_of[p]
+
+    def _prepare(self, p: int) -> None:
+        op = self.plan.ops[p]
+        try:
+            if isinstance(op, Broadcast):
+                if self.rank in op.ranks and not self.failed:
+                    dest = self._tensor(op.name)
+                    if op.root == self.rank:
+                        self._read(p, op.read, self.fw.ptr(dest) + op.lo,
+                                   f"tensor {op.name!r}")
+                return
+            slot = self._slot(p)
+            self.slot_user[slot] = p
+            if op.cols[self.rank][1] and not self.failed:
+                self._tensor(op.name)
+            rd = op.reads[self.rank]
+            if rd is not None and not self.failed:
+                if staging_fence and self.slot_event[slot] is not None:
+                    self.slot_event[slot].synchronize()
+                first, count = op.rows[self.rank]
+                self._read(p, rd, self.fw.ptr(self.slots[slot][0]),
+                           f"tensor {op.name!r} (outer rows {first}..{first + count - 1})")
+        except Exception as exc:  # noqa: BLE001 - reported at the final agreement
+            self._fail(f"preparing tensor {op.name!r}: {type(exc).__name__}: {exc}")
+
+    def _read(self, p: int, rd: Any, dest: int, what: str) -> None:
+        pieces = _engine.split(self.files[rd.file], dest, rd.size, rd.offset, what,
+                               self.opts.request_bytes)
+        self.op_futures[p] = self.reader.submit(pieces, (0, p))
+        self._note("submit", p, rd.size)
+
+    def _wait_reads(self, p: int) -> None:
+        for f in self.op_futures.pop(p, []):
+            try:
+                f.result()
+            except Exception as exc:  # noqa: BLE001 - reported at the final agreement
+                self._fail(f"{type(exc).__name__}: {exc}")
+
+    def _issue(self, t: int) -> None:
+        op = self.plan.ops[t]
+        self._wait_reads(t)
+        self._note("issue", t)
+        self.issued = t + 1
+        with self._on_side():
+            if isinstance(op, Broadcast):
+                work = self._broadcast(op)
+            else:
+                work = self._all_to_all(t, op)
+        if not self.cuda:
+            self.works.append((t, work))
+
+    def _broadcast(self, op: Broadcast) -> Any:
+        if self.rank in op.ranks and not self.failed:
+            buf = self._bytes(op.name)[op.lo:op.hi]
+        else:
+            buf = self.scratch[:op.hi - op.lo]
+        return self.g.dist.broadcast(buf, self.g.global_rank(op.root), group=self.g.group,
+                                     async_op=True)
+
+    def _all_to_all(self, t: int, op: AllToAll) -> Any:
+        slot = self.slot_of[t]
+        slab, send = self.slots[slot]
+        if self.slot_work[slot] is not None:   # CPU: the last all-to-all read ``send``
+            self.slot_work[slot].wait()
+            self.slot_work[slot] = None
+        first, count = op.rows[self.rank]
+        if count and not self.failed:
+            try:
+                self._pack(op, slab, send, count)
+            except Exception as exc:  # noqa: BLE001 - reported at the final agreement
+                self._fail(f"packing tensor {op.name!r}: {type(exc).__name__}: {exc}")
+        if self.cuda:
+            ev = self.torch.cuda.Event()
+            ev.record()
+            self.slot_event[slot] = ev
+        mine = op.cols[self.rank][1]
+        if mine and not self.failed:
+            out = self._bytes(op.name).view(-1, mine)[op.o0:op.o1].reshape(-1)
+        else:
+            out = self.scratch[:op.recv_bytes(self.rank)]
+        work = self.g.dist.all_to_all_single(
+            out, send[:op.send_bytes(self.rank)],
+            output_split_sizes=[c * mine for _, c in op.rows],
+            input_split_sizes=[count * c for _, c in op.cols], group=self.g.group,
+            async_op=True)
+        if not self.cuda:
+            self.slot_work[slot] = work
+        return work
+
+    def _pack(self, op: AllToAll, slab: Any, send: Any, count: int) -> None:
+        """Each receiver's columns of this rank's rows, contiguous, in rank order."""
+        if before_pack is not None:
+            before_pack()
+        rows = slab[:count * op.row_bytes].view(count, op.row_bytes)
+        pos = 0
+        for start, size in op.cols:
+            if size:
+                send[pos:pos + count * size].view(count, size).copy_(
+                    rows[:, start:start + size])
+                pos += count * size
+
+    # -- agreement -----------------------------------------------------------
+    def _checkpoint(self, upto: int) -> None:
+        """An asynchronous all-reduce of every rank's status (1: fine)."""
+        torch = self.torch
+        with self._on_side():
+            st = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
+                            device=self.device)
+            work = self.g.dist.all_reduce(st, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
+                                          async_op=True)
+            if self.cuda:
+                work.wait()                     # the side stream, not the host, waits
+                i = self.n_checkpoints % self.status_host.numel()
+                host = self.status_host[i:i + 1]
+                host.copy_(st, non_blocking=True)
+                done = torch.cuda.Event()
+                done.record()
+                self.checkpoints.append((upto, host, done))
+            else:
+                self.checkpoints.append((upto, st, work))
+            self.n_checkpoints += 1
+
+    def _ready(self, final: bool = False) -> Iterator[tuple[str, Any]]:
+        """Yields what agreed checkpoints cover, without waiting for any
+        (``final``: everything, after the final agreement)."""
+        while self.checkpoints and not final and self.covered >= 0:
+            upto, value, done = self.checkpoints[0]
+            if self.cuda and not done.query():
+                break
+            if not self.cuda and (not done.is_completed() or not self._works_done(upto)):
+                break
+            self.checkpoints.popleft()
+            if int(value.item()) != 1:
+                self.covered = -1            # a rank failed: nothing more is yielded
+                return
+            self.covered = upto
+            if self.cuda:
+                self.torch.cuda.current_stream().wait_event(done)
+        if not final and self.covered <= 0:
+            return
+        for name in self.parts:
+            if name in self.yielded:
+                continue
+            if not final and not self._complete(name):
+                continue
+            self.yielded.add(name)
+            yield name, self._tensor(name)
+
+    def _complete(self, name: str) -> bool:
+        """Its collectives agreed, its direct reads all done and fine."""
+        if name in self.last_op:
+            return self.last_op[name] < self.covered
+        futures = self.direct_futures.get(name)
+        return bool(futures) and self.direct_left[name] == 0 and \
+            all(f.done() and f.exception() is None for f in futures)
+
+    def _works_done(self, upto: int) -> bool:
+        while self.works and self.works[0][0] < upto:
+            if not self.works[0][1].is_completed():
+                return False
+            self.works.popleft()
+        return True
+
+    def _finish(self) -> None:
+        """Waits for this rank's reads and collectives; the final agreement."""
+        for futures in list(self.direct_futures.values()):
+            for f in futures:
+                try:
+                    f.result()
+                except Exception as exc:  # noqa: BLE001 - agreed below
+                    self._fail(f"{type(exc).__name__}: {exc}")
+        for _, work in self.works:
+            work.wait()
+        self.works.clear()
+        self._note("reads done")
+        self.agreeing = True
+        torch = self.torch
+        with self._on_side():
+            flag = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
+                              device=self.device)
+            self.g.dist.all_reduce(flag, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
+                                   async_op=True).wait()
+            ok = int(flag.item()) == 1
+        self._note("agreed", ok)
+        self._write_trace()
+        if not ok:
+            from ._dist import raise_failures
+            raise_failures(self.g.objects(self.failed))
+        if self.cuda:
+            torch.cuda.current_stream().wait_stream(self.side)
+        for name in self.parts:   # empty tensors and parts no op touched
+            self._tensor(name)
+
+    def _drain(self) -> None:
+        """The consumer stopped iterating (or an error escaped): joins every
+        remaining collective as a failed rank, so the others raise instead of
+        waiting, then the final agreement (whose error is not raised here)."""
+        if self.agreeing:
+            return
+        if self.failed is None:
+            self._fail(f"rank {self.rank} stopped before the load completed (the iterator "
+                       f"was closed, or its consumer raised)")
+        try:
+            for t in range(self.issued, len(self.plan.ops)):
+                if t not in self.slot_of and isinstance(self.plan.ops[t], AllToAll):
+                    self._slot(t)
+                self._issue(t)
+                if (t + 1) % AGREE_EVERY == 0:
+                    self._checkpoint(t + 1)
+            self._finish()
+        except Exception:  # noqa: BLE001 - the rank is already failing
+            pass
+
+    def _write_trace(self) -> None:
+        path = os.environ.get("UFILE_DIST_TRACE")
+        if not path or self.trace is None:
+            return
+        with open(f"{path}.rank{self.rank}.json", "w") as f:
+            json.dump(self.trace, f)
+
+    def close(self) -> None:
+        self.reader.close()   # cancels what has not started, waits for the rest
+        for f in self.files.values():
+            f.close()
+        self.files = {}
