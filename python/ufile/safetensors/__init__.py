@@ -29,10 +29,12 @@ from ._dist_rules import shard_from_tp_plan
 from ._format import DTYPES, SafetensorError, read_header
 from ._open import SafeSlice, safe_open
 from ._save import save, save_file
+from ._save_checkpoint import save_checkpoint
 
 __all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
            "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
-           "shard_from_tp_plan", "DTYPES", "save_file", "save"]
+           "shard_from_tp_plan", "DTYPES", "save_file", "save",
+           "save_checkpoint"]
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any

@@ -91,17 +91,17 @@ def sync_devices(entries: list[Entry]) -> None:
 
 def _pieces(head: bytes, entries: list[Entry], request: int) -> list[tuple]:
     """(what, source, size, file offset, source offset) of every write."""
-    out = [("the header", head, len(head), 0, 0)]
+    out = [("writing the header", head, len(head), 0, 0)]
     for e in entries:
         for off in range(0, e.nbytes, request):
             size = min(request, e.nbytes - off)
-            out.append((f"tensor {e.name!r}", e.source, size, len(head) + e.begin + off, off))
+            out.append((f"writing tensor {e.name!r}", e.source, size, len(head) + e.begin + off, off))
     return out
 
 
 def _failure(exc: BaseException, final: str, what: str) -> BaseException:
     if isinstance(exc, OSError) and exc.errno:
-        err = OSError(exc.errno, f"{os.strerror(exc.errno)} (saving {final}: writing {what})",
+        err = OSError(exc.errno, f"{os.strerror(exc.errno)} (saving {final}: {what})",
                       final)
         return err
     return exc

@@ -1,0 +1,97 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``save_checkpoint``: a state dict saved as a Hugging Face checkpoint
+directory (_save_shards: names, shard-size rule, index), every shard written
+through ufile under a temporary name and the whole checkpoint put in place by
+_save_commit, so the directory holds the previous checkpoint or the new one at
+every instant."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from . import _save_shards
+from ._save import _options
+from ._save_commit import commit, locked
+from ._save_format import Entry, layout
+from ._save_inputs import torch_entries
+from ._save_write import WriteOptions, sync_devices, write_temp
+
+
+@dataclass
+class ShardFile:
+    """One file of the checkpoint: its name, header bytes, entries in file
+    order (with offsets) and size."""
+    name: str
+    head: bytes
+    entries: list[Entry]
+    total: int
+
+
+def shard_files(entries: dict[str, Entry], layout_of: dict[str, list[str]],
+                metadata: dict | None) -> list[ShardFile]:
+    out = []
+    for name, names in layout_of.items():
+        head, ordered, total = layout([entries[n] for n in names], metadata)
+        out.append(ShardFile(name, head, ordered, total))
+    return out
+
+
+def shard_metadata(metadata: dict | None) -> dict:
+    """Each shard's safetensors metadata: {"format": "pt"} and the caller's."""
+    out = {"format": "pt"}
+    out.update(metadata or {})
+    return out
+
+
+def prepare(state_dict: Any, max_shard_size: int | str, metadata: dict | None
+            ) -> tuple[list[ShardFile], dict | None]:
+    """The files of the checkpoint and its index (None for one file); raises
+    the safetensors package's refusals for the state dict."""
+    meta = shard_metadata(metadata)
+    entries = {e.name: e for e in torch_entries(state_dict, meta)}
+    layout_of, index = _save_shards.plan(state_dict, max_shard_size)
+    return shard_files(entries, layout_of, meta), index
+
+
+def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dict[str, str]:
+    """Writes every file under a temporary name; {final name: temporary path}.
+    On failure the temporary files are removed."""
+    from ._save_write import _remove
+    tmps: dict[str, str] = {}
+    try:
+        for f in files:
+            tmps[f.name] = write_temp(os.path.join(directory, f.name), f.head, f.entries,
+                                      f.total, opts)
+    except BaseException:
+        for tmp in tmps.values():
+            _remove(tmp)
+        raise
+    return tmps
+
+
+def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
+                    max_shard_size: int | str = _save_shards.MAX_SHARD_SIZE,
+                    metadata: dict[str, str] | None = None, direct: bool = False,
+                    request_bytes: int | None = None, inflight: int | None = None) -> None:
+    """Saves ``state_dict`` (torch tensors, CPU or CUDA) as a checkpoint
+    directory that ``transformers``' ``from_pretrained`` and ``load_checkpoint``
+    load: ``model.safetensors``, or shards ``model-0000i-of-0000n.safetensors``
+    of at most ``max_shard_size`` (huggingface_hub's rule; default "5GB") and
+    ``model.safetensors.index.json``. Each shard's metadata is
+    ``{"format": "pt"}`` plus ``metadata``. The directory is created if needed.
+
+    Crash-safe: at every instant the directory holds the previous checkpoint
+    or the new one, complete (docs/PYTHON.md, "Saving"); a failure raises
+    OSError (errno set) naming the file and step, and leaves the previous
+    checkpoint. Refusals are the safetensors package's (shared or
+    non-contiguous tensors, bad metadata). The tensors must not change until
+    it returns."""
+    opts = _options(direct, request_bytes, inflight)
+    files, index = prepare(state_dict, max_shard_size, metadata)
+    directory = os.path.abspath(os.fspath(directory))
+    os.makedirs(directory, exist_ok=True)
+    sync_devices([e for f in files for e in f.entries])
+    with locked(directory):
+        tmps = write_all(directory, files, opts)
+        commit(directory, tmps, index)
