@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -62,6 +63,13 @@ Result<int> FileHandle::Reopen(int via, int flags) const {
 // changed meanwhile) ufile does its I/O on the caller's descriptor and
 // checks it before each I/O (CheckDescriptor).
 void FileHandle::OpenPrivate(bool force_direct) {
+  if (FileHasLease()) {
+    UFILE_LOG_INFO(
+        "fd %d: the file has a lease (F_SETLEASE), which a second open would break: ufile "
+        "does its I/O on this fd and checks it before each I/O%s",
+        user_fd_, force_direct && !direct_ ? " (force_odirect_mode: it stays buffered)" : "");
+    return;
+  }
   const int flags = open_flags_ & (O_ACCMODE | O_DIRECT | O_NOATIME | O_SYNC | O_DSYNC);
   if (force_direct && !direct_) {
     Result<int> dfd = Reopen(user_fd_, flags | O_DIRECT);
@@ -90,8 +98,39 @@ void FileHandle::OpenPrivate(bool force_direct) {
   owns_fd_ = true;
 }
 
-Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr,
-                                                          bool force_direct) {
+// A lease on the caller's description (F_GETLEASE), or any lease on the
+// file's inode in /proc/locks (one the process holds through another
+// descriptor): opening the file again would break it, and the lease
+// holder's SIGIO kills a process that does not handle it.
+bool FileHandle::FileHasLease() const {
+  const int held = ::fcntl(user_fd_, F_GETLEASE);
+  if (held == F_RDLCK || held == F_WRLCK) return true;
+  FILE *locks = std::fopen("/proc/locks", "re");
+  if (!locks) return false;
+  char line[256];
+  bool found = false;
+  while (!found && std::fgets(line, sizeof line, locks)) {
+    // "1: LEASE  ACTIVE    WRITE 1234 08:01:5678 0 EOF" ("->" before a waiter's type)
+    char type[16] = "", dev_ino[64] = "";
+    unsigned long long ino = 0;
+    if (std::sscanf(line, "%*s %15s", type) == 1 && std::strcmp(type, "->") == 0)
+      std::sscanf(line, "%*s %*s %15s %*s %*s %*s %63s", type, dev_ino);
+    else
+      std::sscanf(line, "%*s %15s %*s %*s %*s %63s", type, dev_ino);
+    const char *colon = std::strrchr(dev_ino, ':');
+    found = std::strcmp(type, "LEASE") == 0 && colon &&
+            std::sscanf(colon + 1, "%llu", &ino) == 1 && ino == ino_;
+  }
+  std::fclose(locks);
+  return found;
+}
+
+void FileHandle::OpenOwn(bool force_direct) {
+  OpenPrivate(force_direct);
+  if (!direct_) buffered_fd_.store(fd_, std::memory_order_relaxed);
+}
+
+Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &descr) {
   std::shared_ptr<FileHandle> h(new FileHandle());
   int type = 0;  // any int from C: never loaded as the enum
   static_assert(sizeof type == sizeof descr.type);
@@ -137,8 +176,6 @@ Result<std::shared_ptr<FileHandle>> FileHandle::FromDescr(const CUfileDescr_t &d
   const int acc = flags & O_ACCMODE;
   h->readable_ = acc == O_RDONLY || acc == O_RDWR;
   h->writable_ = acc == O_WRONLY || acc == O_RDWR;
-  h->OpenPrivate(force_direct);
-  if (!h->direct_) h->buffered_fd_.store(h->fd_, std::memory_order_relaxed);
   return h;
 }
 
@@ -183,6 +220,7 @@ Status FileHandle::CheckDescriptor(const char *fn, bool write) const {
 Result<int> FileHandle::BufferedFd() {
   const int ready = buffered_fd_.load(std::memory_order_acquire);
   if (ready >= 0) return ready;
+  if (buffered_refused_.load(std::memory_order_acquire)) return Status::Errno(EINVAL);
   std::lock_guard<std::mutex> lock(buffered_mu_);
   const int opened = buffered_fd_.load(std::memory_order_relaxed);  // by another thread
   if (opened >= 0) return opened;
@@ -190,6 +228,14 @@ Result<int> FileHandle::BufferedFd() {
 }
 
 Result<int> FileHandle::OpenBufferedFd() {
+  if (FileHasLease()) {
+    UFILE_LOG_ERROR(
+        "fd %d: the file has a lease (F_SETLEASE), which opening a buffered descriptor "
+        "would break: unaligned O_DIRECT I/O is impossible on it",
+        user_fd_);
+    buffered_refused_.store(true, std::memory_order_release);  // asked once, not per chunk
+    return Status::Errno(EINVAL);
+  }
   // The descriptor ufile does I/O on, reopened without O_DIRECT.
   Result<int> bfd = Reopen(fd_, open_flags_ & (O_ACCMODE | O_NOATIME | O_SYNC | O_DSYNC));
   if (!bfd.ok()) {
@@ -204,31 +250,51 @@ Result<int> FileHandle::OpenBufferedFd() {
   return *bfd;
 }
 
-Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool force_direct) {
-  Result<std::shared_ptr<FileHandle>> h = FileHandle::FromDescr(descr, force_direct);
-  if (!h.ok()) return h.status();
+// Refuses an fd registered (for the same file) or being registered; else
+// reserves it until Register inserts it. Takes a stale registration's
+// number over (its descriptor was closed and the number reused for another
+// file: that handle keeps its own file, or refuses I/O where it checks).
+Status HandleTable::Claim(const FileHandle &h) {
   std::unique_lock<std::shared_mutex> lock(mu_);
-  const bool has_fd = !(*h)->is_fs_ops();
-  if (has_fd && by_fd_.count((*h)->user_fd())) {
-    // The registered handle may be stale: its descriptor closed and the
-    // number reused for another file (that handle keeps its own file, or
-    // refuses I/O where it checks the fd). Then the new file registers and
-    // takes the number over.
-    const FileHandle &old = *by_id_.at(by_fd_.at((*h)->user_fd()));
-    if (old.dev_ == (*h)->dev_ && old.ino_ == (*h)->ino_) {
-      UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", (*h)->user_fd());
+  const int fd = h.user_fd();
+  if (claimed_fds_.count(fd)) {
+    UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is being registered by another thread", fd);
+    return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
+  }
+  auto it = by_fd_.find(fd);
+  if (it != by_fd_.end()) {
+    const FileHandle &old = *by_id_.at(it->second);
+    if (old.dev_ == h.dev_ && old.ino_ == h.ino_) {
+      UFILE_LOG_ERROR("cuFileHandleRegister: fd %d is already registered", fd);
       return Status::Op(CU_FILE_HANDLE_ALREADY_REGISTERED);
     }
     UFILE_LOG_WARN(
         "cuFileHandleRegister: fd %d was registered for another file (closed and "
         "reused); the new file takes the number over",
-        (*h)->user_fd());
-    by_fd_.erase((*h)->user_fd());
+        fd);
+    by_fd_.erase(it);
   }
+  claimed_fds_.insert(fd);
+  return Status::Ok();
+}
+
+Result<CUfileHandle_t> HandleTable::Register(const CUfileDescr_t &descr, bool force_direct) {
+  Result<std::shared_ptr<FileHandle>> h = FileHandle::FromDescr(descr);
+  if (!h.ok()) return h.status();
+  const bool has_fd = !(*h)->is_fs_ops();
+  if (has_fd) {
+    Status claimed = Claim(**h);
+    if (!claimed.ok()) return claimed;
+    (*h)->OpenOwn(force_direct);  // unlocked: an open may be slow (NFS)
+  }
+  std::unique_lock<std::shared_mutex> lock(mu_);
   // Ids are multiples of 16 plus 1: never an aligned pointer.
   const uintptr_t id = (g_next_id.fetch_add(1) << 4) | 1;
   by_id_.emplace(id, *h);
-  if (has_fd) by_fd_.emplace((*h)->user_fd(), id);
+  if (has_fd) {
+    claimed_fds_.erase((*h)->user_fd());
+    by_fd_[(*h)->user_fd()] = id;
+  }
   // Only once registered: a refused duplicate must not replace (and, going
   // away, withdraw) the registered handle's publication.
   (*h)->fd_published_ = RingRegistry::Get().PublishFile((*h)->fd_);

@@ -7,8 +7,8 @@
 // A descriptor handle does its I/O on its own file description: the caller's
 // file reopened at registration, so a descriptor the caller closes, or
 // closes and reuses, can never redirect bytes, and no I/O pays a check for
-// it. Where the reopening fails, I/O uses the caller's descriptor and checks
-// it first. With properties.force_odirect_mode, a descriptor opened without
+// it. Where the reopening fails, or would break a lease (F_SETLEASE) on the
+// file, I/O uses the caller's descriptor and checks it first. With properties.force_odirect_mode, a descriptor opened without
 // O_DIRECT is reopened with it, as if the caller had opened it so; where the
 // file system refuses O_DIRECT the handle stays buffered.
 // Thread-safety: FileHandle is immutable after Register except for the
@@ -26,6 +26,7 @@
 #include <mutex>
 #include <shared_mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "base/status.h"
 
@@ -65,14 +66,18 @@ class FileHandle {
   // without O_DIRECT, fd() itself. Lock-free once the descriptor is open.
   Result<int> BufferedFd();
 
-  // Validates descr and builds a handle (no registration); force_direct:
-  // properties.force_odirect_mode.
-  static Result<std::shared_ptr<FileHandle>> FromDescr(const CUfileDescr_t &descr,
-                                                       bool force_direct = false);
+  // Validates descr and builds a handle (no registration, no descriptor
+  // opened: a refused registration must not close one, which would drop the
+  // process's POSIX record locks on the file).
+  static Result<std::shared_ptr<FileHandle>> FromDescr(const CUfileDescr_t &descr);
+  // Opens the handle's own description of the file (force_direct:
+  // properties.force_odirect_mode); called once, before registration.
+  void OpenOwn(bool force_direct);
 
  private:
   FileHandle() = default;
   void OpenPrivate(bool force_direct);
+  bool FileHasLease() const;
   Result<int> Reopen(int via, int flags) const;
   Result<int> OpenBufferedFd();  // with buffered_mu_ held
   int fd_ = -1;
@@ -89,6 +94,7 @@ class FileHandle {
   void *user_handle_ = nullptr;
   std::mutex buffered_mu_;            // serialises the opening
   std::atomic<int> buffered_fd_{-1};  // stored once, after buffered_published_
+  std::atomic<bool> buffered_refused_{false};  // a lease forbids opening it
   // Generations of fd_'s and buffered_fd_'s publication as registered files
   // (engine/ring_registry.h); 0: not published.
   uint32_t fd_published_ = 0;        // set by HandleTable::Register
@@ -97,7 +103,8 @@ class FileHandle {
 
 class HandleTable {
  public:
-  // CU_FILE_HANDLE_ALREADY_REGISTERED if the descriptor is registered.
+  // CU_FILE_HANDLE_ALREADY_REGISTERED if the descriptor is registered, or
+  // being registered by another thread; a refusal opens and closes nothing.
   Result<CUfileHandle_t> Register(const CUfileDescr_t &descr, bool force_direct = false);
   // nullptr when fh is not a live handle.
   std::shared_ptr<FileHandle> Lookup(CUfileHandle_t fh) const;
@@ -109,6 +116,8 @@ class HandleTable {
   mutable std::shared_mutex mu_;
   std::unordered_map<uintptr_t, std::shared_ptr<FileHandle>> by_id_;  // guarded by mu_
   std::unordered_map<int, uintptr_t> by_fd_;                          // guarded by mu_
+  std::unordered_set<int> claimed_fds_;  // being registered; guarded by mu_
+  Status Claim(const FileHandle &h);
 };
 
 }  // namespace ufile
