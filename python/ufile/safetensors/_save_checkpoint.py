@@ -12,7 +12,8 @@ from typing import Any
 
 from . import _save_shards
 from ._save import _options
-from ._save_commit import commit, locked
+from ._save_async import SaveHandle, capture
+from ._save_commit import commit, lock, unlock
 from ._save_format import Entry, layout
 from ._save_inputs import torch_entries
 from ._save_write import WriteOptions, sync_devices, write_temp
@@ -73,7 +74,9 @@ def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dic
 def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
                     max_shard_size: int | str = _save_shards.MAX_SHARD_SIZE,
                     metadata: dict[str, str] | None = None, direct: bool = False,
-                    request_bytes: int | None = None, inflight: int | None = None) -> None:
+                    blocking: bool = True, copy: bool = True,
+                    request_bytes: int | None = None, inflight: int | None = None
+                    ) -> SaveHandle | None:
     """Saves ``state_dict`` (torch tensors, CPU or CUDA) as a checkpoint
     directory that ``transformers``' ``from_pretrained`` and ``load_checkpoint``
     load: ``model.safetensors``, or shards ``model-0000i-of-0000n.safetensors``
@@ -85,13 +88,43 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
     or the new one, complete (docs/PYTHON.md, "Saving"); a failure raises
     OSError (errno set) naming the file and step, and leaves the previous
     checkpoint. Refusals are the safetensors package's (shared or
-    non-contiguous tensors, bad metadata). The tensors must not change until
-    it returns."""
+    non-contiguous tensors, bad metadata), raised before anything is written.
+
+    ``blocking=True``: returns None once the checkpoint is in place; the
+    tensors must not change until then. ``blocking=False``: returns a
+    SaveHandle as soon as the tensors are captured (``copy=True``: copied to
+    staging memory, so they may change at once; ``copy=False``: the caller
+    keeps them unchanged until ``wait()``); errors surface at ``wait()``. One
+    save at a time per directory: BlockingIOError while another holds it."""
     opts = _options(direct, request_bytes, inflight)
     files, index = prepare(state_dict, max_shard_size, metadata)
     directory = os.path.abspath(os.fspath(directory))
     os.makedirs(directory, exist_ok=True)
-    sync_devices([e for f in files for e in f.entries])
-    with locked(directory):
-        tmps = write_all(directory, files, opts)
-        commit(directory, tmps, index)
+    entries = [e for f in files for e in f.entries]
+    fd = lock(directory)
+    if blocking:
+        try:
+            sync_devices(entries)
+            commit(directory, write_all(directory, files, opts), index)
+        finally:
+            unlock(fd)
+        return None
+    try:
+        events = capture(entries, copy)
+    except BaseException:
+        unlock(fd)
+        raise
+
+    def job(handle: SaveHandle) -> None:
+        try:
+            for ev in events:
+                ev.synchronize()
+            tmps = write_all(directory, files, opts)
+            handle.mark("written")
+            commit(directory, tmps, index)
+            handle.mark("durable")
+        finally:
+            unlock(fd)
+    handle = SaveHandle()
+    handle.mark("captured")
+    return handle.start(job)

@@ -46,20 +46,33 @@ SINGLE = "model.safetensors"
 BACKUP_MARK = ".ufile-old-"
 
 
-@contextlib.contextmanager
-def locked(directory: str) -> Iterator[None]:
-    """An exclusive flock on the directory for one save; BlockingIOError when
-    another save into it holds one."""
+def lock(directory: str) -> int:
+    """An exclusive flock on the directory for one save (the descriptor, for
+    ``unlock``); BlockingIOError when another save into it holds one."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise BlockingIOError(11, "another save into this directory is in progress",
-                                  directory) from None
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        raise BlockingIOError(11, "another save into this directory is in progress "
+                              "(wait() an asynchronous one before the next)", directory) from None
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def unlock(fd: int) -> None:
+    os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(directory: str) -> Iterator[None]:
+    fd = lock(directory)
+    try:
         yield
     finally:
-        os.close(fd)
+        unlock(fd)
 
 
 def read_index(directory: str) -> dict | None:

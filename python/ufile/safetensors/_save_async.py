@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``save_checkpoint(..., blocking=False)``: the call returns once the tensors
+are captured, the files are written and put in place by a background thread,
+and ``wait()`` on the returned handle gives the outcome.
+
+Capture, ``copy=True`` (default): each tensor's bytes are copied, on the
+calling thread, to staging memory of the save (CUDA tensors: pinned host
+memory, the copies queued on a side stream after the work already queued on
+the caller's current stream, then waited for; CPU tensors: a copy), so the
+caller may change or free the tensors as soon as the call returns.
+``copy=False``: nothing is copied; the caller promises not to change the
+tensors until ``wait()`` returns (the writer waits for the work queued on
+each device's current stream at the time of the call, then reads the tensors
+in place). Staging memory is freed when the save ends."""
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+from ._save_format import Entry
+
+
+class SaveHandle:
+    """An asynchronous save. ``wait(timeout=None)`` blocks until the checkpoint
+    is in place and flushed, and raises the save's exception if it failed (each
+    call raises it again); ``done()`` says whether it ended. ``times``: seconds
+    from the call to ``captured`` (the call returned), ``written`` (files
+    flushed under temporary names) and ``durable`` (in place, directory
+    flushed)."""
+
+    def __init__(self) -> None:
+        self._event = threading.Event()
+        self._error: BaseException | None = None
+        self.times: dict[str, float] = {}
+        self._t0 = time.perf_counter()
+        self._thread: threading.Thread | None = None
+
+    def mark(self, what: str) -> None:
+        self.times[what] = time.perf_counter() - self._t0
+
+    def done(self) -> bool:
+        return self._event.is_set()
+
+    def wait(self, timeout: float | None = None) -> None:
+        if not self._event.wait(timeout):
+            raise TimeoutError(f"the save did not end within {timeout} s")
+        if self._thread is not None:
+            self._thread.join()
+        if self._error is not None:
+            raise self._error
+
+    result = wait
+
+    def exception(self, timeout: float | None = None) -> BaseException | None:
+        if not self._event.wait(timeout):
+            raise TimeoutError(f"the save did not end within {timeout} s")
+        return self._error
+
+    def _run(self, job: Any) -> None:
+        try:
+            job(self)
+        except BaseException as exc:  # noqa: BLE001 - kept for wait()
+            self._error = exc
+        finally:
+            self._event.set()
+
+    def start(self, job: Any) -> "SaveHandle":
+        self._thread = threading.Thread(target=self._run, args=(job,),
+                                        name="ufile-save", daemon=False)
+        self._thread.start()
+        return self
+
+
+def capture(entries: list[Entry], copy: bool) -> list:
+    """Makes the entries' sources safe to read after the call returns: copies
+    (``copy``) or CUDA events marking the work queued so far. Returns the
+    events the writer must wait for (empty when copied)."""
+    cuda = [e for e in entries if e.source is not None and getattr(e.source, "is_cuda", False)]
+    if not copy:
+        return _events(cuda)
+    import torch
+    for e in entries:
+        if e.source is not None and not getattr(e.source, "is_cuda", False):
+            e.source = e.source.clone() if isinstance(e.source, torch.Tensor) else e.source.copy()
+    if not cuda:
+        return []
+    by_device: dict = {}
+    for e in cuda:
+        by_device.setdefault(e.source.device, []).append(e)
+    for device, group in by_device.items():
+        side = torch.cuda.Stream(device=device)
+        side.wait_stream(torch.cuda.current_stream(device))
+        with torch.cuda.stream(side):
+            for e in group:
+                src = e.source.reshape(-1).view(torch.uint8)
+                dst = torch.empty(e.nbytes, dtype=torch.uint8, pin_memory=True)
+                dst.copy_(src, non_blocking=True)
+                e.source = dst
+        side.synchronize()
+    return []
+
+
+def _events(cuda: list[Entry]) -> list:
+    if not cuda:
+        return []
+    import torch
+    out = []
+    for device in {e.source.device for e in cuda}:
+        ev = torch.cuda.Event()
+        ev.record(torch.cuda.current_stream(device))
+        out.append(ev)
+    return out
