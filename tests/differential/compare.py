@@ -17,8 +17,10 @@ The list: one entry a line, four fields separated by tabs:
   KEY  NVIDIA_VALUE  UFILE_VALUE  REASON
 KEY is an exact key, or "~" and a regular expression anchored with ^...$
 over keys that differ for one reason. A value is the exact text, "(no line)",
-or "~" and an anchored regular expression. END keys and "crashed" values are
-never excused. Lines starting with "#" are comments."""
+or "~" and an anchored regular expression. A pattern must match the whole key
+or value (re.fullmatch): "^a|b$" matches "a" and "b", not every key starting
+with "a". END keys and "crashed" values are never excused. Lines starting with
+"#" are comments."""
 import re
 import sys
 
@@ -116,7 +118,7 @@ def check_ufile(ufile, entries, problems):
     cases = {k.split(".", 1)[0] for k in ufile}
     for e in entries:
         exact = isinstance(e["key"], str)
-        keys = [e["key"]] if exact else [k for k in ufile if e["key"].match(k)]
+        keys = [e["key"]] if exact else [k for k in ufile if e["key"].fullmatch(k)]
         if exact and e["key"].split(".", 1)[0] not in cases:
             continue  # a GPU case that did not run here
         if not exact and not keys:
@@ -130,14 +132,14 @@ def check_ufile(ufile, entries, problems):
 
 
 def _allows(want, got):
-    return bool(want.match(got)) if isinstance(want, re.Pattern) else want == got
+    return bool(want.fullmatch(got)) if isinstance(want, re.Pattern) else want == got
 
 
 def _entry_for(key, entries, problems):
     for e in entries:
         if e["key"] == key:
             return e
-    found = [e for e in entries if isinstance(e["key"], re.Pattern) and e["key"].match(key)]
+    found = [e for e in entries if isinstance(e["key"], re.Pattern) and e["key"].fullmatch(key)]
     if len(found) > 1:
         problems.append(f"{key}: matched by list lines {[e['line'] for e in found]}")
     return found[0] if found else None
@@ -167,7 +169,7 @@ def compare(nvidia, ufile, entries, problems, report, proposed):
     for e in entries:
         if isinstance(e["key"], re.Pattern):
             for key in keys:
-                if (key.endswith(".END") or key == "probe.cases") and e["key"].match(key):
+                if (key.endswith(".END") or key == "probe.cases") and e["key"].fullmatch(key):
                     problems.append(f"list line {e['line']} covers {key}: never excused")
         if not e["used"]:
             key = e["key"].pattern if isinstance(e["key"], re.Pattern) else e["key"]

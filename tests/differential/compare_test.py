@@ -152,6 +152,36 @@ class Checker(unittest.TestCase):
         self.assertEqual(rc, 1, text)
         self.assertIn("slabs.set.size0: ufile gives 'err=0 cu=0'", text)
 
+    def test_a_pattern_matches_whole_keys_and_values(self):
+        """Top-level alternation inside ^...$ must not escape the anchors."""
+        changed = read("ufile.txt").replace("stats.reset err=0 cu=0", "stats.reset err=5 cu=0")
+        known = read("known.txt") + "~^stats\\.re|stats\\.zzz$\t~^.*$\t~^.*$\twide key\n"
+        self.assertFails("DIFFER stats.reset", ufile=changed, known=known)
+        known = read("known.txt") + "stats.reset\terr=0 cu=0\t~^err=5|nothing$\twide value\n"
+        self.assertFails("DIFFER stats.reset", ufile=changed, known=known)
+        rc, text = self.run_checker(ufile=changed.replace("err=5 cu=0", "err=5"), known=known)
+        self.assertEqual(rc, 0, text)
+
+    def test_machine_dependent_values_pass_on_every_gpu_machine(self):
+        """NVIDIA's ranges of the device cache and pinned memory follow the
+        GPU's memory: the project's list allows what H100 and H200 report."""
+        entries = compare.load_list(os.path.join(HERE, "known_differences.txt"))
+        ufile = {"param_get.closed.minmax6": "err=0 cu=0 min=4 max=1073741824",
+                 "param_get.closed.minmax8": "err=0 cu=0 min=4 max=2147483648",
+                 "param_get.open.minmax6": "err=0 cu=0 same",
+                 "param_get.open.minmax8": "err=0 cu=0 same"}
+        for machine, most in (("H100", 134217728), ("H200", 268435456)):
+            nvidia = {"param_get.closed.minmax6": f"err=0 cu=0 min=0 max={most}",
+                      "param_get.closed.minmax8": f"err=0 cu=0 min=64 max={most}",
+                      "param_get.open.minmax6": "err=0 cu=0 same",
+                      "param_get.open.minmax8": "err=0 cu=0 same"}
+            problems = []
+            for e in entries:
+                e["used"] = 0
+            compare.compare(nvidia, ufile, entries, problems, [], [])
+            differ = [p for p in problems if not p.startswith("list line")]
+            self.assertEqual(differ, [], machine)
+
     def test_the_project_list_is_well_formed(self):
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
