@@ -187,14 +187,19 @@ class File:
         """``read_into`` on the package's thread pool; the Future's result is the
         byte count (or it raises CuFileError). Bad arguments raise here. The
         buffer is held (a Buffer cannot be deregistered) until the Future is done."""
-        return executor().submit(self._run, *self._start(False, buf, size, file_offset,
-                                                         buf_offset))
+        return self._submit(self._start(False, buf, size, file_offset, buf_offset))
 
     def write_from_async(self, buf: Any, size: int | None = None, file_offset: int = 0,
                          buf_offset: int = 0) -> _futures.Future:
         """``write_from`` on the package's thread pool; see read_into_async."""
-        return executor().submit(self._run, *self._start(True, buf, size, file_offset,
-                                                         buf_offset))
+        return self._submit(self._start(True, buf, size, file_offset, buf_offset))
+
+    def _submit(self, args: tuple) -> _futures.Future:
+        try:
+            return executor().submit(self._run, *args)
+        except BaseException:  # a pool shut down (interpreter exit): give the use back
+            self._finish(args[1], args[2])
+            raise
 
     # KvikIO's names.
     pread = read_into_async
