@@ -36,12 +36,12 @@ def split_dims(headers: list[Header], shard: ShardRule) -> dict:
     SafetensorError naming the tensor, its file and the rule when a rule gives a
     dimension the tensor does not have, and naming the patterns of a mapping
     that decide no tensor (mistyped, or shadowed by an earlier pattern)."""
-    rule = _as_callable(shard)
     used: set = set()
+    rule = _as_callable(shard, used)
     out: dict = {}
     for h in headers:
         for name, info in h.tensors.items():
-            dim = rule(name, info.shape, used)
+            dim = rule(name, info.shape)
             if dim is None:
                 out[name] = None
                 continue
@@ -82,13 +82,14 @@ def _text(pattern: object) -> str:
     return pattern.pattern if isinstance(pattern, re.Pattern) else str(pattern)
 
 
-def _as_callable(shard: ShardRule) -> Callable[[str, tuple, set], int | None]:
-    """The rule as a function of (name, shape, used): ``used`` collects the
-    patterns of a mapping that decided a tensor."""
+def _as_callable(shard: ShardRule,
+                 used: set | None = None) -> Callable[[str, tuple], int | None]:
+    """The rule as a function of (name, shape); ``used``, when given, collects
+    the patterns of a mapping that decide a tensor."""
     if shard is None:
-        return lambda name, shape, used: None
+        return lambda name, shape: None
     if callable(shard):
-        return lambda name, shape, used: shard(name, shape)
+        return shard
     if not isinstance(shard, Mapping):
         raise TypeError(f"shard must be a mapping of patterns to dimensions or a callable, "
                         f"not {type(shard).__name__}")
@@ -97,10 +98,11 @@ def _as_callable(shard: ShardRule) -> Callable[[str, tuple, set], int | None]:
     except re.error as exc:
         raise ValueError(f"shard: invalid pattern {exc.pattern!r}: {exc}") from None
 
-    def first_match(name: str, shape: tuple, used: set) -> int | None:
+    def first_match(name: str, shape: tuple) -> int | None:
         for key, pattern, dim in rules:
             if pattern.search(name):
-                used.add(key)
+                if used is not None:
+                    used.add(key)
                 return dim
         return None
     return first_match
