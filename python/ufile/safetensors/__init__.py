@@ -30,11 +30,12 @@ from ._format import DTYPES, SafetensorError, read_header
 from ._open import SafeSlice, safe_open
 from ._save import save, save_file
 from ._save_checkpoint import save_checkpoint
+from ._save_dist import DistributedSaveError
 
 __all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
            "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
            "shard_from_tp_plan", "DTYPES", "save_file", "save",
-           "save_checkpoint"]
+           "save_checkpoint", "DistributedSaveError"]
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any

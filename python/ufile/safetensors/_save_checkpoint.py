@@ -74,9 +74,9 @@ def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dic
 def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
                     max_shard_size: int | str = _save_shards.MAX_SHARD_SIZE,
                     metadata: dict[str, str] | None = None, direct: bool = False,
-                    blocking: bool = True, copy: bool = True,
-                    request_bytes: int | None = None, inflight: int | None = None
-                    ) -> SaveHandle | None:
+                    blocking: bool = True, copy: bool = True, group: Any = None,
+                    shard: Any = None, request_bytes: int | None = None,
+                    inflight: int | None = None) -> SaveHandle | None:
     """Saves ``state_dict`` (torch tensors, CPU or CUDA) as a checkpoint
     directory that ``transformers``' ``from_pretrained`` and ``load_checkpoint``
     load: ``model.safetensors``, or shards ``model-0000i-of-0000n.safetensors``
@@ -95,8 +95,28 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
     SaveHandle as soon as the tensors are captured (``copy=True``: copied to
     staging memory, so they may change at once; ``copy=False``: the caller
     keeps them unchanged until ``wait()``); errors surface at ``wait()``. One
-    save at a time per directory: BlockingIOError while another holds it."""
+    save at a time per directory: BlockingIOError while another holds it.
+
+    ``group`` (a torch.distributed process group): a collective save; every
+    rank calls it with the same directory and its tensors: replicas, or under
+    ``shard`` (the rules of the collective load) its
+    ``torch.tensor_split(full, n, dim)[rank]`` parts. The result is the one
+    checkpoint of the full tensors, each byte written once, the ranks writing
+    in parallel; any rank's failure raises DistributedSaveError on every rank
+    (docs/DISTRIBUTED.md, "Collective save")."""
     opts = _options(direct, request_bytes, inflight)
+    if group is not None:
+        if not blocking:
+            raise ValueError("ufile.safetensors: blocking=False is not available with group= "
+                             "(the save issues collectives, which must not run beside the "
+                             "caller's own on the same group)")
+        from ._save_dist import save_collective
+        save_collective(state_dict, os.path.abspath(os.fspath(directory)), group, shard,
+                        max_shard_size, shard_metadata(metadata), opts)
+        return None
+    if shard is not None:
+        raise ValueError("ufile.safetensors: shard= says which parts each rank of a group "
+                         "holds: pass group= too")
     files, index = prepare(state_dict, max_shard_size, metadata)
     directory = os.path.abspath(os.fspath(directory))
     os.makedirs(directory, exist_ok=True)

@@ -23,6 +23,10 @@ class SaveIO:
         """Creates ``path`` (it must not exist) for writing through ufile."""
         return File(path, "x", direct=direct)
 
+    def open_existing(self, path: str, direct: bool) -> File:
+        """Opens a file another rank created, for writing its share."""
+        return File(path, "r+", direct=direct)
+
     def allocate(self, fd: int, size: int) -> None:
         """Reserves ``size`` bytes, so a full disk fails here, before any write."""
         if size:

@@ -107,12 +107,12 @@ def _failure(exc: BaseException, final: str, what: str) -> BaseException:
     return exc
 
 
-def write_pieces(f: Any, final: str, head: bytes, entries: list[Entry],
-                 opts: WriteOptions, on_piece: Callable[[int], None] | None = None) -> None:
-    """Every byte of the file, ``opts.inflight`` cuFileWrite calls at once; the
-    first failure in file order is raised after the calls in flight return."""
+def write_pieces(f: Any, final: str, pieces: list[tuple], opts: WriteOptions,
+                 on_piece: Callable[[int], None] | None = None) -> None:
+    """``pieces`` ((what, source, size, file offset, source offset), see
+    _pieces), ``opts.inflight`` cuFileWrite calls at once; the first failure
+    in file order is raised after the calls in flight return."""
     io = _save_io.IO
-    pieces = _pieces(head, entries, opts.request_bytes)
     pending: list[tuple[Future, tuple]] = []
     failed: tuple | None = None
 
@@ -157,7 +157,7 @@ def write_temp(final: str, head: bytes, entries: list[Entry], total: int,
             io.allocate(f.fileno(), total)
         except OSError as exc:
             raise _failure(exc, final, f"reserving {total} bytes") from exc
-        write_pieces(f, final, head, entries, opts)
+        write_pieces(f, final, _pieces(head, entries, opts.request_bytes), opts)
         try:
             io.fsync(f.fileno())
         except OSError as exc:

@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""State dicts and rank workers of the collective save tests (importable by
+the processes dist_harness spawns). ``full()`` is the model; each scenario
+says what rank r of n holds of it and which shard rules it passes."""
+from __future__ import annotations
+
+import errno
+import os
+
+import numpy as np
+import torch
+
+MAX_SHARD = 6000
+TP = {r"q\.weight$": 0, r"o\.weight$": 1, r"up\.weight$": -1, r"deep\.w$": 2}
+
+
+def full() -> dict:
+    rng = np.random.RandomState(11)
+
+    def t(shape, dtype=np.float32):
+        return torch.from_numpy(rng.standard_normal(shape).astype(dtype))
+    sd = {"embed.weight": t((13, 8))}
+    for i in range(3):
+        sd[f"layers.{i}.q.weight"] = t((7 + i, 6))          # outer split, uneven
+        sd[f"layers.{i}.o.weight"] = t((5, 9 + i))          # inner split, uneven
+        sd[f"layers.{i}.up.weight"] = t((4, 3, 5 + i), np.float16)  # last dimension
+        sd[f"layers.{i}.norm"] = t((6,))                   # replicated
+    sd["layers.deep.w"] = t((2, 3, 7, 2))                   # inner split of a 4-D tensor
+    sd["small.q.weight"] = t((2, 4))                        # fewer rows than ranks: empty parts
+    sd["step"] = torch.tensor(7, dtype=torch.int64)
+    return sd
+
+
+def _dim(name: str, ndim: int):
+    import re
+    for pattern, d in TP.items():
+        if re.search(pattern, name):
+            return d % ndim
+    return None
+
+
+def holding(kind: str, rank: int, n: int) -> tuple[dict, dict | None]:
+    """(what rank ``rank`` of ``n`` holds, the shard rules it passes)."""
+    sd = full()
+    if kind == "replicas":
+        return sd, None
+    if kind in ("tp", "tp_wrong_rules"):
+        out = {}
+        for name, t in sd.items():
+            d = _dim(name, t.dim())
+            out[name] = t if d is None else torch.tensor_split(t, n, d)[rank].contiguous()
+        rules = dict(TP)
+        if kind == "tp_wrong_rules" and rank == n - 1:
+            rules[r"norm$"] = 0
+        return out, rules
+    if kind == "pipeline":  # rank r holds layers r mod n, everyone the embedding and step
+        keep = {k: v for k, v in sd.items()
+                if not k.startswith("layers.") or k.startswith(f"layers.{rank % n}.")
+                or (k.startswith("layers.deep") and rank == n - 1)
+                or (rank == 0 and any(k.startswith(f"layers.{i}.") for i in range(n, 3)))}
+        return keep, None
+    raise ValueError(kind)
+
+
+def expected(kind: str) -> dict:
+    """The full state dict the scenario's checkpoint holds."""
+    return full()
+
+
+class FailingIO:
+    """Wraps the save seam: the ``k``-th write fails with ``err``, or exits
+    the process (``err`` = "exit")."""
+
+    def __init__(self, real, k: int, err):
+        self.real, self.k, self.err, self.n = real, k, err, 0
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def write(self, *args):
+        self.n += 1
+        if self.n == self.k:
+            if self.err == "exit":
+                os._exit(3)
+            raise OSError(self.err, os.strerror(self.err))
+        return self.real.write(*args)
+
+
+def worker(rank: int, n: int, root: str, scenarios: list) -> dict:
+    """Runs each (label, kind, directory name, faulty rank) scenario in turn;
+    {label: "ok" or "Type: message"}."""
+    import torch.distributed as dist
+    from ufile.safetensors import _save_io, save_checkpoint
+    out = {}
+    for label, kind, dname, faulty in scenarios:
+        sd, rules = holding(kind, rank, n)
+        real = _save_io.IO
+        if faulty == rank:
+            _save_io.IO = FailingIO(real, 1, errno.ENOSPC if label != "exit" else "exit")
+        try:
+            save_checkpoint(sd, os.path.join(root, dname), max_shard_size=MAX_SHARD,
+                            group=dist.group.WORLD, shard=rules)
+            out[label] = "ok"
+        except Exception as exc:  # noqa: BLE001 - the outcome is the result
+            out[label] = f"{type(exc).__name__}: {exc}"
+        finally:
+            _save_io.IO = real
+    return out

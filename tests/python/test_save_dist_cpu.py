@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The collective save over gloo with 1-8 processes: replicas, tensor parallel
+(outer and inner dimensions, uneven, empty parts), pipeline-style subsets; the
+directory must hold, byte for byte, the checkpoint a single process saves
+from the full tensors. Failures: a write failing on one rank, ranks passing
+different rules, a rank exiting mid-save: every live rank raises
+DistributedSaveError, none hangs (dist_harness's deadline), and the previous
+checkpoint stays."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import dist_harness
+import save_checks
+import save_dist_cases as cases
+from ufile.safetensors import save_checkpoint
+from ufile.safetensors._save_dist_plan import Held, make_save_plan, writes_of
+
+DEADLINE = 180
+
+
+def _expected(root: str) -> str:
+    d = os.path.join(root, "expected")
+    save_checkpoint(cases.full(), d, max_shard_size=cases.MAX_SHARD)
+    return d
+
+
+def _same_files(got: str, want: str) -> None:
+    names = sorted(f for f in os.listdir(want))
+    assert sorted(os.listdir(got)) == names
+    for f in names:
+        assert open(os.path.join(got, f), "rb").read() == \
+            open(os.path.join(want, f), "rb").read(), f
+
+
+@pytest.mark.parametrize("n", [1, 2, 4, 8])
+def test_collective_equals_single_process(io_dir, n):
+    root = str(io_dir)
+    want = _expected(root)
+    scenarios = [("replicas", "replicas", "rep", None), ("tp", "tp", "tp", None),
+                 ("pipeline", "pipeline", "pipe", None)]
+    if n > 1:
+        scenarios += [("fault", "tp", "tp", 1), ("rules", "tp_wrong_rules", "tp", None)]
+    results = dist_harness.run(cases.worker, n, (root, scenarios), deadline=DEADLINE)
+    for r, res in enumerate(results):
+        assert "ok" in res, f"rank {r}: {res}"
+        got = res["ok"]
+        assert got["replicas"] == got["tp"] == got["pipeline"] == "ok", got
+        if n > 1:
+            assert got["fault"].startswith("DistributedSaveError") and "rank 1" in \
+                got["fault"] and "No space left" in got["fault"], got["fault"]
+            assert got["rules"].startswith("DistributedSaveError") and "norm" in got["rules"]
+    for d in ("rep", "tp", "pipe"):
+        _same_files(os.path.join(root, d), want)  # faults left the tp checkpoint intact
+
+
+def test_rank_exiting_mid_save(io_dir):
+    root = str(io_dir)
+    want = _expected(root)
+    results = dist_harness.run(cases.worker, 3, (root, [("tp", "tp", "tp", None),
+                                                        ("exit", "tp", "tp", 2)]),
+                               deadline=DEADLINE, pg_timeout=30)
+    assert results[2]["type"] == "Exit"
+    for r in (0, 1):
+        assert "ok" in results[r] or "error" in results[r], results[r]
+        if "ok" in results[r]:
+            assert results[r]["ok"]["tp"] == "ok"
+            assert results[r]["ok"]["exit"] != "ok", results[r]
+    snap = save_checks.snapshot(os.path.join(root, "tp"))
+    assert snap == save_checks.snapshot(want)
+
+
+def _decl(shapes: dict, dims: dict) -> dict:
+    return {k: Held("F32", s, dims.get(k)) for k, s in shapes.items()}
+
+
+def test_plan_writes_every_byte_once():
+    n = 3
+    parts = {"a": [(3, 4), (3, 4), (2, 4)], "b": [(5, 2), (5, 2), (5, 1)]}
+    decls = [_decl({"a": parts["a"][r], "b": parts["b"][r], "r": (4,)}, {"a": 0, "b": 1})
+             for r in range(n)]
+    plan = make_save_plan(decls, 10**9, {"format": "pt"})
+    covered = {}
+    for r in range(n):
+        for fname, pieces in writes_of(plan, r).items():
+            for _, _, _, off, size in pieces:
+                for b in range(off, off + size):
+                    assert (fname, b) not in covered, f"byte {b} written twice"
+                    covered[(fname, b)] = r
+    total = plan.files[0].total
+    assert sorted(b for _, b in covered) == list(range(total))
+    kinds = {t.name: t.kind for t in plan.tensors}
+    assert kinds == {"a": "parts", "b": "gather", "r": "whole"}
+
+
+@pytest.mark.parametrize("decls,match", [
+    ([{"a": Held("F32", (2,), None)}, {"a": Held("F16", (2,), None)}], "F16"),
+    ([{"a": Held("F32", (2,), None)}, {"a": Held("F32", (3,), None)}], "replicated"),
+    ([{"a": Held("F32", (2, 2), 0)}, {"a": Held("F32", (2, 2), 1)}], "along"),
+    ([{"a": Held("F32", (1, 2), 0)}, {"a": Held("F32", (2, 2), 0)}], "tensor_split"),
+    ([{"a": Held("F32", (2, 2), 0)}, {}], "hold no part"),
+    ([{"a": Held("F32", (2, 2), 0)}, {"a": Held("F32", (2, 3), 0)}], "differ outside"),
+])
+def test_plan_refuses_disagreeing_ranks(decls, match):
+    with pytest.raises(ValueError, match=match):
+        make_save_plan(decls, 10**9, {})
