@@ -187,3 +187,12 @@ def _no_rules(shard: Any, select: Any, options: dict) -> None:
     if "staging_buffers" in options:
         raise ValueError("ufile.safetensors: staging_buffers= sets a collective load's "
                          "staging (group=)")
+
+
+def __getattr__(name: str) -> Any:
+    """``UfileStorageWriter`` (a torch.distributed.checkpoint StorageWriter,
+    torch 2.x), imported on first use: torch 1.x has no DCP."""
+    if name == "UfileStorageWriter":
+        from ._save_dcp import UfileStorageWriter
+        return UfileStorageWriter
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

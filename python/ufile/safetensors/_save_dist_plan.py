@@ -18,6 +18,7 @@ different shapes, parts that do not make a tensor_split) is a ValueError
 naming the tensor and the ranks; the executor raises it on every rank."""
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass, field
 
@@ -195,4 +196,27 @@ def writes_of(plan: SavePlan, rank: int) -> dict[str, list[tuple]]:
         elif t.writer == rank and t.nbytes:
             out.setdefault(t.file, []).append((f"writing tensor {t.name!r}", t.name, t.kind,
                                                t.offset, t.nbytes))
+    return out
+
+
+def chunk_runs(shape: tuple, offsets: tuple, sizes: tuple, itemsize: int) -> list[tuple]:
+    """(offset in the tensor's bytes, offset in the chunk's bytes, bytes) of
+    each contiguous run of a chunk (``offsets``, ``sizes`` per dimension) of a
+    row-major tensor of ``shape``: one run when the chunk is whole trailing
+    rows, else one per index of the dimensions before the last cut one."""
+    nd = len(shape)
+    if math.prod(sizes) == 0:
+        return []
+    j = nd - 1
+    while j >= 0 and sizes[j] == shape[j]:
+        j -= 1
+    strides = [math.prod(shape[d + 1:]) for d in range(nd)]
+    if j < 0:
+        return [(0, 0, math.prod(shape) * itemsize)]
+    run = sizes[j] * strides[j] * itemsize
+    out = []
+    for m, idx in enumerate(itertools.product(*(range(s) for s in sizes[:j]))):
+        start = sum((offsets[d] + idx[d]) * strides[d] for d in range(j)) + \
+            offsets[j] * strides[j]
+        out.append((start * itemsize, m * run, run))
     return out
