@@ -123,3 +123,11 @@ def test_directory_and_bad_options(io_dir):
 def test_missing_directory(io_dir):
     with pytest.raises(FileNotFoundError):
         us.save_file({"w": torch.ones(1)}, os.path.join(io_dir, "no", "x.safetensors"))
+
+
+def test_reserved_name_refused(io_dir):
+    """The package writes a tensor named __metadata__ into a file it cannot
+    load; ufile refuses it."""
+    with pytest.raises(us.SafetensorError, match="__metadata__"):
+        us.save_file({"__metadata__": torch.ones(2)}, os.path.join(io_dir, "x.safetensors"))
+    assert os.listdir(io_dir) == []

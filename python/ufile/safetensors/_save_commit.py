@@ -85,7 +85,8 @@ def read_index(directory: str) -> dict | None:
         return None
     except (ValueError, UnicodeDecodeError, OSError):
         return None
-    if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict):
+    if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict) or \
+            not all(isinstance(v, str) for v in doc["weight_map"].values()):
         return None
     return doc
 

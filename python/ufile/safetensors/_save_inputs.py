@@ -9,6 +9,7 @@ import sys
 from collections import defaultdict
 from typing import Any
 
+from ._format import SafetensorError
 from ._save_format import Entry, check_metadata, dtype_of
 
 _SHARED = """
@@ -26,6 +27,9 @@ def _arguments(tensors: dict, metadata: Any) -> None:
             raise TypeError(f"argument 'tensor_dict': '{type(k).__name__}' object cannot be "
                             f"converted to 'PyString'")
     check_metadata(metadata)
+    if "__metadata__" in tensors:  # the package writes it, and then cannot load the file
+        raise SafetensorError("tensor name '__metadata__' is the format's metadata key: a "
+                              "file with a tensor of that name cannot be loaded")
 
 
 def torch_entries(tensors: Any, metadata: Any = None) -> list[Entry]:
