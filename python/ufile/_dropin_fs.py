@@ -156,6 +156,21 @@ def _lock(folder: str) -> int:
             raise Refusal(f"cannot lock {folder} (flock: {exc.strerror})") from exc
 
 
+def busy(folder: str) -> bool:
+    """Whether a command holds folder's lock now (its change is under way)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return False
+    except OSError:
+        return True
+    finally:
+        os.close(fd)
+
+
 def writable(folder: str) -> None:
     """Raises Refusal, with the reason, when folder cannot be changed."""
     try:

@@ -195,9 +195,11 @@ def _folder_state(folder: str, scope: str, entries: list, pending: list) -> None
     entries += [_entry(folder, n, scope, manifest) for n in names]
     if manifest.get("pending"):
         op = manifest["pending"]["op"]
+        problem = (f"an `{op}` is under way (another process holds the folder's lock)"
+                   if fs.busy(folder) else f"an interrupted `{op}`: the next `enable` or "
+                   "`disable` puts its originals back first")
         pending.append({"folder": folder, "op": op, "names": manifest["pending"]["names"],
-                        "problem": f"an interrupted `{op}`: the next `enable` or `disable` "
-                                   "puts its originals back first"})
+                        "problem": problem})
 
 
 def _verdict(entries: list, mapped: dict, module: str) -> str:

@@ -209,3 +209,18 @@ def test_a_read_only_mount_is_named(env, monkeypatch):
     monkeypatch.setattr(os, "access", lambda p, m: False)
     with pytest.raises(_dropin_fs.Refusal, match="mounted read-only"):
         _dropin_fs.plan_enable(str(lib_path(env).parent), DROPIN)
+
+
+def test_a_second_command_waits_for_the_lock(env, monkeypatch):
+    """flock(2) on the folder: a second command waits, then refuses, saying
+    why; status tells a change under way from an interrupted one."""
+    folder = str(lib_path(env).parent)
+    monkeypatch.setattr(_dropin_fs, "LOCK_WAIT_S", 0.2)
+    assert not _dropin_fs.busy(folder)
+    with _dropin_fs.Locked([folder]):
+        assert _dropin_fs.busy(folder)
+        with pytest.raises(_dropin_fs.Refusal, match="another `python -m ufile.dropin` has "
+                                                     "been changing"):
+            with _dropin_fs.Locked([folder]):
+                pass
+    assert not _dropin_fs.busy(folder)
