@@ -234,6 +234,7 @@ def put(folder: str, name: str, make) -> None:
         os.unlink(tmp)  # left by a killed command: only ever ours
     make(tmp)
     os.replace(tmp, os.path.join(folder, name))
+    _fsync_dir(folder)  # durable before the manifest says it is done
 
 
 def restore(folder: str, name: str) -> bool:

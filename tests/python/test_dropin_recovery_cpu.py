@@ -13,8 +13,8 @@ import sys
 
 import pytest
 
-from test_dropin_cpu import (DROPIN, build_lib, env, fake_nvidia, refused,  # noqa: F401
-                             run, snapshot)
+from test_dropin_cpu import (DROPIN, build_lib, env, fake_nvidia, run,  # noqa: F401
+                             snapshot)
 from ufile import _dropin_fs, _elf, dropin
 
 LIB = ("nvidia", "cu13", "lib", "libcufile.so.0")
