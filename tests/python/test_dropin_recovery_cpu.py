@@ -224,3 +224,18 @@ def test_a_second_command_waits_for_the_lock(env, monkeypatch):
             with _dropin_fs.Locked([folder]):
                 pass
     assert not _dropin_fs.busy(folder)
+
+
+def test_an_interrupt_part_way_is_undone(env, monkeypatch):
+    """Ctrl-C (KeyboardInterrupt) between the backup and the link: enable
+    undoes its steps before the interrupt goes on."""
+    before = snapshot(env)
+
+    def interrupted(src, dst):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "symlink", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        dropin.main(["enable", "--site-packages", str(env), "--dropin", DROPIN])
+    monkeypatch.undo()
+    assert snapshot(env) == before
