@@ -145,6 +145,8 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
             handle.mark("durable")
         finally:
             unlock(fd)
+            for e in entries:  # the staging memory goes back now, not with the handle
+                e.source = None
     handle = SaveHandle()
     handle.mark("captured")
     return handle.start(job)
