@@ -57,19 +57,19 @@ def save(tensors: dict[str, Any], metadata: dict[str, str] | None = None) -> byt
     return bytes(out)
 
 
-def save_file_numpy(tensors: dict[str, Any], filename: str | os.PathLike,
+def save_file_numpy(tensor_dict: dict[str, Any], filename: str | os.PathLike,
                     metadata: dict[str, str] | None = None, *, direct: bool = False,
                     request_bytes: int | None = None, inflight: int | None = None) -> None:
-    """``safetensors.numpy.save_file``: a dict of numpy arrays, written as
-    ``save_file`` writes (crash-safe, through ufile)."""
-    _write(numpy_entries(tensors, metadata), filename, metadata,
+    """``safetensors.numpy.save_file`` (its argument names): a dict of numpy
+    arrays, written as ``save_file`` writes (crash-safe, through ufile)."""
+    _write(numpy_entries(tensor_dict, metadata), filename, metadata,
            _options(direct, request_bytes, inflight))
 
 
-def save_numpy(tensors: dict[str, Any], metadata: dict[str, str] | None = None) -> bytes:
+def save_numpy(tensor_dict: dict[str, Any], metadata: dict[str, str] | None = None) -> bytes:
     """The bytes ``safetensors.numpy.save`` returns."""
     import numpy as np
-    entries = numpy_entries(tensors, metadata)
+    entries = numpy_entries(tensor_dict, metadata)
     head, ordered, total = layout(entries, metadata)
     out = bytearray(total)
     out[:len(head)] = head
