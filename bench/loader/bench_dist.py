@@ -31,7 +31,7 @@ sys.path.insert(0, HERE)
 LLAMA_TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
             r"(o_proj|down_proj)\.weight$": 1, r"embed_tokens\.weight$": 0,
             r"lm_head\.weight$": 0}
-ROWS = ("safetensors", "ufile", "collective", "share", "raw", "nccl")
+ROWS = ("safetensors", "ufile", "collective", "share", "proto", "gather", "raw", "nccl")
 
 
 def main() -> int:
@@ -42,12 +42,14 @@ def main() -> int:
     p.add_argument("--mode", choices=("replicas", "tp"), default="replicas")
     p.add_argument("--rows", default=",".join(ROWS))
     p.add_argument("--cold", action="store_true", help="also the cold-cache rows")
-    p.add_argument("--cold-rows", default="collective,share,raw,ufile")
+    p.add_argument("--cold-rows", default="raw,collective,rawbuf,share")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--collective-options", default="{}",
                    help="JSON keyword arguments of the collective row, e.g. "
                         "'{\"staging_buffers\": 4, \"request_bytes\": 33554432}'")
     p.add_argument("--json")
+    p.add_argument("--trace", help="folder for the collective row's per-rank timelines")
+    p.add_argument("--ref", help="folder keeping the reference checksums between runs")
     p.add_argument("--worker", help=argparse.SUPPRESS)
     p.add_argument("--cache", default="hot", help=argparse.SUPPRESS)
     p.add_argument("--refdir", help=argparse.SUPPRESS)
@@ -67,17 +69,23 @@ def orchestrate(args) -> int:
         info = make_checkpoint.write(args.dir, args.size,
                                      shards=make_checkpoint.SHARDS.get(args.size, 4))
         emit(args, {"wrote": info, "s": round(time.perf_counter() - t0, 1)})
-    refdir = tempfile.mkdtemp(prefix="ufile-bench-ref-")
     wanted = [r for r in args.rows.split(",") if r]
     order = ["safetensors"] + [r for r in wanted if r != "safetensors"]  # reference first
+    if args.ref:   # the reference checksums of an earlier run of the same ranks and mode
+        refdir = os.path.join(args.ref, f"{args.mode}-{ranks}")
+        if os.path.exists(os.path.join(refdir, "ref-0.json")):
+            order = [r for r in order if r != "safetensors"]
+        os.makedirs(refdir, exist_ok=True)
+    else:
+        refdir = tempfile.mkdtemp(prefix="ufile-bench-ref-")
     cold = [r for r in args.cold_rows.split(",") if r and r in wanted] if args.cold else []
     for row in order:
-        if row != "raw":
+        if row not in ("raw", "rawbuf"):
             emit(args, launch(args, row, "hot", ranks, refdir))
-    for row in cold:  # the disk varies over minutes: raw reads first and last
+    for row in cold:  # the disk drifts over minutes: the rows alternate, twice over
         emit(args, launch(args, row, "cold", ranks, refdir))
-    if "raw" in cold and len(cold) > 1:
-        emit(args, launch(args, "raw", "cold", ranks, refdir))
+    for row in cold:
+        emit(args, launch(args, row, "cold", ranks, refdir))
     return 0
 
 
@@ -88,7 +96,8 @@ def launch(args, row: str, cache: str, ranks: int, refdir: str) -> dict:
     cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone",
            f"--nproc-per-node={ranks}", os.path.abspath(__file__), "--worker", row,
            "--cache", cache, "--dir", args.dir, "--mode", args.mode, "--refdir", refdir,
-           "--reps", str(args.reps), "--json", out,
+           "--reps", str(args.reps), "--json", out] + \
+        (["--trace", os.path.abspath(args.trace)] if args.trace else []) + [
            "--collective-options", args.collective_options]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)

@@ -130,6 +130,77 @@ def row_raw(a, rank, n, rules):
     return rows.raw_odirect_ranges(_share(a.dir, rank, n))
 
 
+def row_rawbuf(a, rank, n, rules):
+    """Raw buffered preadv (kernel readahead) of this rank's share into host
+    memory (16 threads of 16 MiB reads)."""
+    import rows
+    return rows.raw_buffered_ranges(_share(a.dir, rank, n))
+
+
+def _read_ranges(ranges: list, buf: torch.Tensor) -> None:
+    """ufile reads of (path, offset, size) ranges back to back into ``buf``."""
+    from ufile.safetensors import _engine
+    files = {p: _engine.open_for_read(p, True) for p, _, _ in ranges}
+    pos, futs = 0, []
+    with _engine.Reader(_engine.inflight_default()) as reader:
+        for p, off, size in ranges:
+            futs += reader.submit(_engine.split(files[p], buf.data_ptr() + pos, size, off,
+                                                p, _engine.request_bytes_default()))
+            pos += size
+        _engine.wait_all(futs)
+    for f in files.values():
+        f.close()
+
+
+def _views(bufs: list, d: str) -> dict:
+    """Every tensor of the checkpoint as a view of the whole files' bytes."""
+    from ufile.safetensors import _format, _frameworks
+    fw, out = _frameworks.Torch(), {}
+    for b, f in zip(bufs, files_of(d)):
+        h = _format.read_header(f)
+        out.update({k: fw.from_bytes(b, h.data_start + i.begin, i, f)
+                    for k, i in h.tensors.items()})
+    return out
+
+
+def row_proto(a, rank, n, rules):
+    """The prototype: rank r reads whole files r, r+n, ... into flat device
+    buffers, then one NCCL broadcast per file."""
+    files = files_of(a.dir)
+    bufs = [torch.empty(os.path.getsize(f), dtype=torch.uint8, device="cuda") for f in files]
+    for i in range(rank, len(files), n):
+        _read_ranges([(files[i], 0, os.path.getsize(files[i]))], bufs[i])
+    for i, b in enumerate(bufs):
+        dist.broadcast(b, i % n)
+    return _views(bufs, a.dir)
+
+
+def row_gather(a, rank, n, rules):
+    """Each rank reads its share of the concatenated files into its slot of a
+    preallocated buffer, then one all-gather completes it in place."""
+    files = files_of(a.dir)
+    total = sum(os.path.getsize(f) for f in files)
+    slot = -(-total // n // 4096) * 4096
+    flat = torch.empty(slot * n, dtype=torch.uint8, device="cuda")
+    lo, hi = rank * slot, min(total, (rank + 1) * slot)
+    ranges, pos = [], 0
+    for f in files:
+        size = os.path.getsize(f)
+        x, z = max(lo, pos), min(hi, pos + size)
+        if x < z:
+            ranges.append((f, x - pos, z - x))
+        pos += size
+    mine = flat[rank * slot:(rank + 1) * slot]
+    _read_ranges(ranges, mine)
+    dist.all_gather_into_tensor(flat, mine)
+    bufs, pos = [], 0
+    for f in files:
+        size = os.path.getsize(f)
+        bufs.append(flat[pos:pos + size])
+        pos += size
+    return _views(bufs, a.dir)
+
+
 def row_nccl(a, rank, n, rules, nbytes: int = GIB, reps: int = 5) -> dict:
     buf = torch.empty(nbytes, dtype=torch.uint8, device="cuda")
     big = torch.empty(nbytes * n, dtype=torch.uint8, device="cuda")
@@ -151,7 +222,8 @@ def row_nccl(a, rank, n, rules, nbytes: int = GIB, reps: int = 5) -> dict:
 
 
 ROWS = {"safetensors": row_safetensors, "ufile": row_ufile, "collective": row_collective,
-        "share": row_share, "raw": row_raw, "nccl": row_nccl}
+        "share": row_share, "raw": row_raw, "rawbuf": row_rawbuf, "nccl": row_nccl,
+        "proto": row_proto, "gather": row_gather}
 
 
 def drop_caches() -> None:
@@ -175,6 +247,20 @@ def check(out: dict, refdir: str, rank: int, save: bool) -> str:
     return "ok" if not bad else f"FAIL {len(bad)} differ: {bad[:3]}"
 
 
+def plain_cost(out: dict) -> int:
+    """What torch.empty of the same outputs costs in the caching allocator's
+    count (its rounding included); ``out``'s own storages are freed first."""
+    shapes = [(t.shape, t.dtype) for t in out.values()]
+    out.clear()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    base = torch.cuda.memory_allocated()
+    held = [torch.empty(s, dtype=d, device="cuda") for s, d in shapes]
+    cost = torch.cuda.memory_allocated() - base
+    del held
+    return cost
+
+
 def worker(a) -> int:
     rank = int(os.environ["LOCAL_RANK"])
     torch.cuda.set_device(rank)
@@ -192,8 +278,10 @@ def worker(a) -> int:
         rules = bench_dist.LLAMA_TP
     fn = ROWS[a.worker]
     reps = min(a.reps, 2) if a.cache == "cold" else a.reps  # first load and one repeat
-    if a.worker in ("safetensors", "raw"):
+    if a.worker in ("safetensors", "raw", "rawbuf"):
         reps = 1
+    if a.worker == "collective" and a.trace:
+        os.environ["UFILE_DIST_TRACE"] = os.path.join(a.trace, f"{a.mode}-{a.cache}-{n}")
     times, extras, checks, figures = [], [], [], None
     total = sum(os.path.getsize(f) for f in files_of(a.dir))
     for rep in range(reps):
@@ -211,11 +299,11 @@ def worker(a) -> int:
         dist.barrier()
         times.append(time.perf_counter() - t0)
         if isinstance(out, dict) and out and isinstance(next(iter(out.values())), torch.Tensor):
-            held = sum(t.untyped_storage().nbytes() for t in out.values())
-            extras.append(torch.cuda.max_memory_allocated() - base - held)
+            peak = torch.cuda.max_memory_allocated() - base
             if rep == 0:
                 checks.append(check(out, a.refdir, rank,
                                     save=a.worker == "safetensors" and a.cache == "hot"))
+            extras.append(peak - plain_cost(out))
         elif isinstance(out, dict):
             figures = out
         del out

@@ -88,6 +88,15 @@ def compare(out: dict, arrays: dict, dims: dict, names: list, rank: int, ranks: 
     return "ok"
 
 
+def dim_for(rules: dict | None, name: str, ndim: int):
+    """The dimension the first matching rule splits ``name`` along, or None."""
+    import re
+    for pat, d in (rules or {}).items():
+        if re.search(pat, name):
+            return d % ndim
+    return None
+
+
 def dims_of(arrays: dict, rules: dict | None) -> dict:
     import re
     out = {}

@@ -83,15 +83,19 @@ def _inject(fault, rank, path):
                 raise RuntimeError("injected in the pipeline")
             return real_split(*a, **k)
         _engine.split = raising
-    elif fault == "oom":
-        import torch
-        real_empty = torch.empty
+    elif fault in ("oom", "oom_output"):  # staging before any read, or an output mid-load
+        from ufile.safetensors import _frameworks
 
         def no_memory(*a, **k):
-            if k.get("dtype") == torch.uint8 and a and isinstance(a[0], int) and a[0] >= 4096:
-                raise RuntimeError("CUDA out of memory (injected)")
-            return real_empty(*a, **k)
-        torch.empty = no_memory
+            raise RuntimeError("CUDA out of memory (injected)")
+        if fault == "oom":
+            _frameworks.Torch.bytes_buffer = no_memory
+        else:
+            real_empty = _frameworks.Torch.empty
+
+            def no_output(self, info, *a, **k):
+                return no_memory() if info.dtype == "F32" else real_empty(self, info, *a, **k)
+            _frameworks.Torch.empty = no_output
     elif fault == "bad_header":
         real = _format.read_header
 
@@ -222,8 +226,8 @@ def test_collectives_per_load(ckpt):
     from ufile.safetensors import _checkpoint_headers
     headers = _checkpoint_headers(ckpt[0])
     names = {n for h in headers for n in h.tensors}
-    chunk, slab = _dist.split_staging(SMALL, _dist.DEFAULT_STAGING_BUFFERS)
     for n in (2, 3):
+        chunk, slab = _dist.split_staging(SMALL, _dist.DEFAULT_STAGING_BUFFERS, n)
         plan = _dist_plan.make_plan(headers, _dist_rules.split_dims(headers, dc.SHARD_RULES),
                                     [names] * n, chunk, slab)
         bcast = sum(isinstance(op, _dist_plan.Broadcast) for op in plan.ops)
@@ -269,6 +273,7 @@ def _all_raise(results, *words):
 @pytest.mark.parametrize("fault,words", [
     ("read_error_late", ["rank 1", "CU_FILE_IO_ERROR", "reading tensor", ".safetensors"]),
     ("oom", ["rank 1", "out of memory", "preparing the load"]),
+    ("oom_output", ["rank 1", "out of memory", "tensor '"]),
     ("bad_header", ["rank 1", "00003-of-00004.safetensors", "injected"]),
     ("raise_mid_pipeline", ["rank 1", "injected in the pipeline", "tensor '"]),
 ])

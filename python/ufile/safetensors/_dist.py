@@ -28,7 +28,7 @@ from ._dist_plan import make_plan
 from ._dist_rules import ShardRule, Select, selected, split_dims
 from ._format import Header, SafetensorError
 
-DEFAULT_MAX_DEVICE_BYTES = 512 << 20   # extra device memory per rank
+DEFAULT_MAX_DEVICE_BYTES = 1 << 30     # extra device memory per rank
 DEFAULT_STAGING_BUFFERS = 4            # all-to-all staging slots in flight
 
 
@@ -112,12 +112,14 @@ def staging_sizes(opts: Any) -> tuple[int, int]:
     return total, depth
 
 
-def split_staging(total: int, depth: int) -> tuple[int, int]:
+def split_staging(total: int, depth: int, ranks: int) -> tuple[int, int]:
     """(broadcast chunk, all-to-all slab) within ``total`` bytes: a quarter for
     the chunk (the scratch a rank receives into when it needs none of a chunk),
-    the rest for ``depth`` staging slots, each a slab and its packed copy."""
+    the rest, but 1/32 for the small allocations of the exchange and status,
+    for ``depth`` staging slots, each a slab of rows and a packed run of up to
+    ``ranks`` slabs (_dist_inner)."""
     chunk = total // 4
-    return chunk, (total - chunk) // (2 * depth)
+    return chunk, (total - chunk - total // 32) // (depth * (ranks + 1))
 
 
 def _local_state(headers_fn: Any, fw: Any, shard: ShardRule, select: Select, device: str,
@@ -180,7 +182,7 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
         states = g.objects(state)
         _check_agreement(states, local[0] if local else [])
         headers, dims, (total, depth) = local
-        chunk, slab = split_staging(total, depth)
+        chunk, slab = split_staging(total, depth, g.size)
         plan = make_plan(headers, dims, [set(s["wanted"]) for s in states], chunk, slab)
         ex = Executor(plan, headers, g, fw, device, opts, depth)
         try:

@@ -32,6 +32,8 @@ import time
 from typing import Any, Iterator
 
 from . import _engine
+from . import _dist_inner
+from ._dist_alloc import Allocator
 from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
 from ._format import DTYPES, Header, TensorInfo
@@ -44,6 +46,7 @@ LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read t
 # its absence is caught.
 before_pack: Any = None
 staging_fence = True
+_loads = 0
 
 
 class Executor:
@@ -60,7 +63,7 @@ class Executor:
         self.parts = plan.parts[self.rank]
         self.infos = {n: t for h in headers for n, t in h.tensors.items()}
         self.depth = depth
-        self.out: dict = {}
+        self.alloc: Allocator | None = None
         self.files: dict = {}
         self.failed: str | None = None
         self.reader = PriorityReader(opts.inflight)
@@ -74,6 +77,7 @@ class Executor:
         self.slot_work: list = [None] * depth
         self.scratch: Any = None
         self.side: Any = None
+        self.status_stream: Any = None
         self.works: collections.deque = collections.deque()   # CPU: (op index, work)
         self.checkpoints: collections.deque = collections.deque()
         self.status_host: Any = None
@@ -103,12 +107,13 @@ class Executor:
                                                     self.device)
             a2a = [op for op in ops if isinstance(op, AllToAll)]
             if a2a:
-                send = max(op.send_bytes(self.rank) for op in a2a)
+                send = max(_dist_inner.send_bytes(op, self.rank, self.cuda) for op in a2a)
                 self.slots = [(self.fw.bytes_buffer(self.plan.slab, self.device),
                                self.fw.bytes_buffer(send, self.device))
                               for _ in range(min(self.depth, len(a2a)))]
             if self.cuda:
                 self.side = torch.cuda.Stream()
+                self.status_stream = torch.cuda.Stream()
                 torch.cuda.current_stream().synchronize()   # memory we reuse is idle
                 count = len(ops) // AGREE_EVERY + 1
                 self.status_host = torch.empty(count, dtype=torch.int32, pin_memory=True)
@@ -127,16 +132,28 @@ class Executor:
             self.files[i] = _engine.open_for_read(self.plan.files[i], self.opts.direct)
         return self.files[i]
 
+    def _make(self, name: str) -> Any:
+        part = self.parts[name]
+        nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
+        info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
+        return self.fw.empty(info, self.plan.files[0], self.device)
+
+    def _alloc_order(self) -> list:
+        """This rank's tensors in the order the walk first touches them."""
+        touched = [((rd.file, rd.offset), rd.dest) for rd in self.plan.direct[self.rank]]
+        for op in self.plan.ops:
+            mine = self.rank in op.ranks if isinstance(op, Broadcast) else \
+                op.cols[self.rank][1] > 0
+            if mine:
+                touched.append((self.plan.position(op), op.name))
+        touched.sort(key=lambda x: x[0])
+        return list(dict.fromkeys(name for _, name in touched))
+
     def _tensor(self, name: str) -> Any:
-        if name not in self.out:
-            part = self.parts[name]
-            nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
-            info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
-            self.out[name] = self.fw.empty(info, self.plan.files[0], self.device)
-        return self.out[name]
+        return self.alloc.get(name)
 
     def _bytes(self, name: str) -> Any:
-        return self.out[name].reshape(-1).view(self.torch.uint8)
+        return self._tensor(name).reshape(-1).view(self.torch.uint8)
 
     def _fail(self, message: str) -> None:
         if self.failed is None:
@@ -160,6 +177,8 @@ class Executor:
         self.g.agree(self.prepare())      # the one host agreement before any read
         ops = self.plan.ops
         ahead = max(1, LOOKAHEAD * self.opts.inflight * self.g.size)
+        self.alloc = Allocator(self._alloc_order(), self._make, self.torch, self.device,
+                               self._note)
         prep = di = 0
         finished = False
         try:
@@ -217,16 +236,12 @@ class Executor:
         op = self.plan.ops[p]
         try:
             if isinstance(op, Broadcast):
-                if self.rank in op.ranks and not self.failed:
-                    dest = self._tensor(op.name)
-                    if op.root == self.rank:
-                        self._read(p, op.read, self.fw.ptr(dest) + op.lo,
-                                   f"tensor {op.name!r}")
+                if op.root == self.rank and not self.failed:
+                    dest = self.fw.ptr(self._tensor(op.name)) + op.lo
+                    self._read(p, op.read, dest, f"tensor {op.name!r}")
                 return
             slot = self._slot(p)
             self.slot_user[slot] = p
-            if op.cols[self.rank][1] and not self.failed:
-                self._tensor(op.name)
             rd = op.reads[self.rank]
             if rd is not None and not self.failed:
                 if staging_fence and self.slot_event[slot] is not None:
@@ -242,6 +257,8 @@ class Executor:
                                self.opts.request_bytes)
         self.op_futures[p] = self.reader.submit(pieces, (0, p))
         self._note("submit", p, rd.size)
+        if self.trace is not None:
+            self.op_futures[p][-1].add_done_callback(lambda _, p=p: self._note("read", p))
 
     def _wait_reads(self, p: int) -> None:
         for f in self.op_futures.pop(p, []):
@@ -264,54 +281,37 @@ class Executor:
             self.works.append((t, work))
 
     def _broadcast(self, op: Broadcast) -> Any:
+        buf = self.scratch[:op.hi - op.lo]
         if self.rank in op.ranks and not self.failed:
-            buf = self._bytes(op.name)[op.lo:op.hi]
-        else:
-            buf = self.scratch[:op.hi - op.lo]
+            try:
+                buf = self._bytes(op.name)[op.lo:op.hi]
+            except Exception as exc:  # noqa: BLE001 - reported at the final agreement
+                self._fail(f"allocating tensor {op.name!r}: {type(exc).__name__}: {exc}")
         return self.g.dist.broadcast(buf, self.g.global_rank(op.root), group=self.g.group,
                                      async_op=True)
 
     def _all_to_all(self, t: int, op: AllToAll) -> Any:
         slot = self.slot_of[t]
         slab, send = self.slots[slot]
-        if self.slot_work[slot] is not None:   # CPU: the last all-to-all read ``send``
-            self.slot_work[slot].wait()
+        if self.slot_work[slot] is not None:   # the last collective out of ``send``
+            self.slot_work[slot].wait()         # CUDA: the side stream waits, not the host
             self.slot_work[slot] = None
-        first, count = op.rows[self.rank]
-        if count and not self.failed:
+        dest = None
+        if op.cols[self.rank][1] and not self.failed:
             try:
-                self._pack(op, slab, send, count)
+                dest = self._bytes(op.name).view(-1, op.cols[self.rank][1])[op.o0:op.o1]
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
-                self._fail(f"packing tensor {op.name!r}: {type(exc).__name__}: {exc}")
-        if self.cuda:
-            ev = self.torch.cuda.Event()
-            ev.record()
-            self.slot_event[slot] = ev
-        mine = op.cols[self.rank][1]
-        if mine and not self.failed:
-            out = self._bytes(op.name).view(-1, mine)[op.o0:op.o1].reshape(-1)
-        else:
-            out = self.scratch[:op.recv_bytes(self.rank)]
-        work = self.g.dist.all_to_all_single(
-            out, send[:op.send_bytes(self.rank)],
-            output_split_sizes=[c * mine for _, c in op.rows],
-            input_split_sizes=[count * c for _, c in op.cols], group=self.g.group,
-            async_op=True)
-        if not self.cuda:
-            self.slot_work[slot] = work
+                self._fail(f"allocating tensor {op.name!r}: {type(exc).__name__}: {exc}")
+        packed = not self.failed
+        try:
+            work = _dist_inner.issue(self, op, slab, send, dest, packed)
+        finally:
+            if self.cuda:   # the fence of ``slab``: behind its packing
+                ev = self.torch.cuda.Event()
+                ev.record()
+                self.slot_event[slot] = ev
+        self.slot_work[slot] = work
         return work
-
-    def _pack(self, op: AllToAll, slab: Any, send: Any, count: int) -> None:
-        """Each receiver's columns of this rank's rows, contiguous, in rank order."""
-        if before_pack is not None:
-            before_pack()
-        rows = slab[:count * op.row_bytes].view(count, op.row_bytes)
-        pos = 0
-        for start, size in op.cols:
-            if size:
-                send[pos:pos + count * size].view(count, size).copy_(
-                    rows[:, start:start + size])
-                pos += count * size
 
     # -- agreement -----------------------------------------------------------
     def _checkpoint(self, upto: int) -> None:
@@ -322,23 +322,24 @@ class Executor:
                             device=self.device)
             work = self.g.dist.all_reduce(st, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
                                           async_op=True)
-            if self.cuda:
-                work.wait()                     # the side stream, not the host, waits
-                i = self.n_checkpoints % self.status_host.numel()
-                host = self.status_host[i:i + 1]
-                host.copy_(st, non_blocking=True)
-                done = torch.cuda.Event()
-                done.record()
-                self.checkpoints.append((upto, host, done))
+            if self.cuda:   # on a stream of its own: packing never waits for it
+                with torch.cuda.stream(self.status_stream):
+                    work.wait()
+                    i = self.n_checkpoints % self.status_host.numel()
+                    host = self.status_host[i:i + 1]
+                    host.copy_(st, non_blocking=True)
+                    done = torch.cuda.Event()
+                    done.record()
+                self.checkpoints.append((upto, host, done, st))
             else:
-                self.checkpoints.append((upto, st, work))
+                self.checkpoints.append((upto, st, work, st))
             self.n_checkpoints += 1
 
     def _ready(self, final: bool = False) -> Iterator[tuple[str, Any]]:
         """Yields what agreed checkpoints cover, without waiting for any
         (``final``: everything, after the final agreement)."""
         while self.checkpoints and not final and self.covered >= 0:
-            upto, value, done = self.checkpoints[0]
+            upto, value, done, _ = self.checkpoints[0]
             if self.cuda and not done.query():
                 break
             if not self.cuda and (not done.is_completed() or not self._works_done(upto)):
@@ -426,13 +427,19 @@ class Executor:
             pass
 
     def _write_trace(self) -> None:
+        """UFILE_DIST_TRACE=PREFIX: this load's timeline in PREFIX.rankR.N.json
+        (N counts this process's loads)."""
+        global _loads
         path = os.environ.get("UFILE_DIST_TRACE")
         if not path or self.trace is None:
             return
-        with open(f"{path}.rank{self.rank}.json", "w") as f:
+        _loads += 1
+        with open(f"{path}.rank{self.rank}.{_loads}.json", "w") as f:
             json.dump(self.trace, f)
 
     def close(self) -> None:
+        if self.alloc is not None:
+            self.alloc.close()
         self.reader.close()   # cancels what has not started, waits for the rest
         for f in self.files.values():
             f.close()

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: Apache-2.0
+"""A load's tensors allocated on a thread of their own, in the order the load
+first touches them: allocating gigabytes of outputs (cudaMalloc) then overlaps
+the reads instead of holding up the thread that submits reads and issues
+collectives. The thread allocates on the caller's CUDA stream and device, so
+the tensors belong to that stream as if the caller had made them."""
+from __future__ import annotations
+
+import contextlib
+import threading
+from typing import Any, Callable
+
+
+class Allocator:
+    """``get(name)`` returns ``make(name)``, made ahead on the thread when
+    ``name`` is in ``order``; a failure there is raised by ``get``."""
+
+    def __init__(self, order: list, make: Callable[[str], Any], torch: Any, device: str,
+                 note: Callable[..., None]):
+        self.make, self.note = make, note
+        self.out: dict = {}
+        self.error: BaseException | None = None
+        self.cv = threading.Condition()
+        self.stopping = False
+        self.done = False
+        cuda = device != "cpu"
+        self.ctx = (lambda: _cuda_ctx(torch, device, torch.cuda.current_stream())) if cuda \
+            else contextlib.nullcontext
+        self.thread = threading.Thread(target=self._run, args=(list(order),),
+                                       name="ufile-load-alloc", daemon=True)
+        self.thread.start()
+
+    def _run(self, order: list) -> None:
+        try:
+            with self.ctx():
+                for name in order:
+                    if self.stopping:
+                        break
+                    t = self.make(name)
+                    self.note("alloc", name)
+                    with self.cv:
+                        self.out[name] = t
+                        self.cv.notify_all()
+        except BaseException as exc:  # noqa: BLE001 - raised by get()
+            self.error = exc
+        finally:
+            with self.cv:
+                self.done = True
+                self.cv.notify_all()
+
+    def get(self, name: str) -> Any:
+        with self.cv:
+            while name not in self.out and not self.done:
+                self.cv.wait()
+            if name in self.out:
+                return self.out[name]
+            if self.error is not None:
+                raise self.error
+        t = self.make(name)   # not in the order (an empty tensor): made here
+        with self.cv:
+            return self.out.setdefault(name, t)
+
+    def has(self, name: str) -> bool:
+        return name in self.out
+
+    def close(self) -> None:
+        self.stopping = True
+        self.thread.join()
+
+
+@contextlib.contextmanager
+def _cuda_ctx(torch: Any, device: str, stream: Any) -> Any:
+    with torch.cuda.device(device), torch.cuda.stream(stream):
+        yield
