@@ -282,7 +282,12 @@ def _change(args) -> int:
     with fs.Locked(folders):
         done = []
         for f in folders:
-            for line in fs.recover(f):
+            try:
+                lines = fs.recover(f)
+            except OSError as exc:
+                raise fs.Refusal(f"putting back the originals of an interrupted change in {f} "
+                                 f"failed ({exc}); run the command again", partial=True) from exc
+            for line in lines:
                 print(line, flush=True)
         if dropin is not None:
             plans = {f: t for f in folders if (t := fs.plan_enable(f, dropin))}
