@@ -387,6 +387,11 @@ class Executor:
         for _, work in self.works:
             work.wait()
         self.works.clear()
+        for name in self.parts:   # empty tensors and parts no read or collective touched
+            try:
+                self._tensor(name)
+            except Exception as exc:  # noqa: BLE001 - agreed below
+                self._fail(f"allocating tensor {name!r}: {type(exc).__name__}: {exc}")
         self._note("reads done")
         self.agreeing = True
         torch = self.torch
@@ -403,8 +408,6 @@ class Executor:
             raise_failures(self.g.objects(self.failed))
         if self.cuda:
             torch.cuda.current_stream().wait_stream(self.side)
-        for name in self.parts:   # empty tensors and parts no op touched
-            self._tensor(name)
 
     def _drain(self) -> None:
         """The consumer stopped iterating (or an error escaped): joins every
