@@ -357,6 +357,9 @@ def main() -> int:
         if args.json:
             with open(args.json, "a") as f:
                 f.write(json.dumps(res) + "\n")
+    size = next((r["bytes"] for r in results if "bytes" in r and r["row"] == rows[0]), None)
+    print(f"bench_save: --scale {args.scale} ({size / 1e9:.2f} GB of bf16 tensors a copy), "
+          f"{args.gpus} GPU(s), {args.dir}" if size else "bench_save:")
     print(table(results))
     return 0 if all("error" not in r for r in results) else 1
 

@@ -110,6 +110,7 @@ def test_shards_are_huggingface_hubs(io_dir):
     hub = pytest.importorskip("huggingface_hub")
     sd = _model_sd()
     mine, theirs = os.path.join(io_dir, "mine"), os.path.join(io_dir, "theirs")
+    os.makedirs(theirs)  # huggingface_hub writes into an existing directory
     save_checkpoint(sd, mine, max_shard_size="200KB")
     hub.save_torch_state_dict({k: v.cpu() for k, v in sd.items()}, theirs,
                               max_shard_size="200KB")

@@ -23,8 +23,8 @@ from ._format import MAX_HEADER_BYTES, SafetensorError
 # The safetensors package's Dtype enumeration, in declaration order: the sort
 # key of its layout (descending).
 DTYPE_ORDER = ("BOOL", "F4", "F6_E2M3", "F6_E3M2", "U8", "I8", "F8_E5M2", "F8_E4M3",
-               "F8_E8M0", "I16", "U16", "F16", "BF16", "I32", "U32", "F32", "C64", "F64",
-               "I64", "U64")
+               "F8_E8M0", "F8_E4M3FNUZ", "F8_E5M2FNUZ", "I16", "U16", "F16", "BF16", "I32",
+               "U32", "F32", "C64", "F64", "I64", "U64")
 _RANK = {name: i for i, name in enumerate(DTYPE_ORDER)}
 
 # Framework dtype names (torch's attribute, numpy's dtype.name) -> safetensors
@@ -34,7 +34,14 @@ DTYPE_OF_NAME = {
     "float16": "F16", "bfloat16": "BF16", "int32": "I32", "uint32": "U32", "float32": "F32",
     "complex64": "C64", "float64": "F64", "int64": "I64", "uint64": "U64",
     "float8_e5m2": "F8_E5M2", "float8_e4m3fn": "F8_E4M3", "float8_e8m0fnu": "F8_E8M0",
+    "float8_e4m3fnuz": "F8_E4M3FNUZ", "float8_e5m2fnuz": "F8_E5M2FNUZ",
 }
+# The package's list of the dtype names it takes, in its message's order.
+_SUPPORTED = ("bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, "
+              "float32, float64, bfloat16, float8_e4m3fn, float8_e4m3fnuz, float8_e5m2, "
+              "float8_e5m2fnuz, float8_e8m0fnu, float4_e2m1fn_x2, complex64")
+# Taken by the package (packed 4-bit pairs), not by ufile.
+UNSUPPORTED_HERE = ("float4_e2m1fn_x2",)
 
 
 @dataclass
@@ -53,11 +60,15 @@ class Entry:
 
 def dtype_of(name: str) -> str:
     """The safetensors dtype of a framework dtype name; SafetensorError (the
-    package's refusal) for a dtype it does not cover."""
+    package's refusal, its words) for a dtype it does not take, and for the
+    packed 4-bit type it takes and ufile does not."""
+    if name in UNSUPPORTED_HERE:
+        raise SafetensorError(f"dtype {name} (packed 4-bit pairs) is not saved by ufile")
     try:
         return DTYPE_OF_NAME[name]
     except KeyError:
-        raise SafetensorError(f"dtype {name} is not covered") from None
+        raise SafetensorError(f'Unknown dtype "{name}". Supported dtypes: {_SUPPORTED}') \
+            from None
 
 
 def check_metadata(metadata: Any) -> dict | None:
@@ -66,13 +77,13 @@ def check_metadata(metadata: Any) -> dict | None:
     if metadata is None:
         return None
     if not isinstance(metadata, dict):
-        raise TypeError(f"argument 'metadata': '{type(metadata).__name__}' object cannot be "
-                        f"converted to 'PyDict'")
+        raise TypeError(f"argument 'metadata': '{type(metadata).__name__}' object is not an "
+                        f"instance of 'dict'")
     for key, value in metadata.items():
         for what in (key, value):
             if not isinstance(what, str):
-                raise TypeError(f"argument 'metadata': '{type(what).__name__}' object cannot "
-                                f"be converted to 'PyString'")
+                raise TypeError(f"argument 'metadata': '{type(what).__name__}' object is not "
+                                f"an instance of 'str'")
     return metadata
 
 

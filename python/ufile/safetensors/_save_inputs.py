@@ -10,7 +10,7 @@ from collections import defaultdict
 from typing import Any
 
 from ._format import SafetensorError
-from ._save_format import Entry, check_metadata, dtype_of
+from ._save_format import DTYPE_OF_NAME, UNSUPPORTED_HERE, Entry, check_metadata, dtype_of
 
 _SHARED = """
             Some tensors share memory, this will lead to duplicate memory on disk and potential differences when loading them again: {failing}.
@@ -24,8 +24,8 @@ def _arguments(tensors: dict, metadata: Any) -> None:
     metadata (a dict of str to str, or None)."""
     for k in tensors:
         if not isinstance(k, str):
-            raise TypeError(f"argument 'tensor_dict': '{type(k).__name__}' object cannot be "
-                            f"converted to 'PyString'")
+            raise TypeError(f"argument 'tensor_dict': '{type(k).__name__}' object is not an "
+                            f"instance of 'str'")
     check_metadata(metadata)
     if "__metadata__" in tensors:  # the package writes it, and then cannot load the file
         raise SafetensorError("tensor name '__metadata__' is the format's metadata key: a "
@@ -61,6 +61,9 @@ def torch_entries(tensors: Any, metadata: Any = None) -> list[Entry]:
                 "other in which case it's recommended to save only the full tensors, and "
                 "reslice at load time, or simply call `.contiguous()` on your tensor to pack "
                 "it before saving.")
+        torch_name = str(v.dtype).split(".")[-1]
+        if torch_name not in DTYPE_OF_NAME and torch_name not in UNSUPPORTED_HERE:
+            raise KeyError(v.dtype)  # the package's byte-size table has no entry for it
         if v.device.type == "meta":
             raise ValueError(f"Key `{k}` is a tensor on the meta device, which holds no data")
         if v.device.type not in ("cpu", "cuda"):
