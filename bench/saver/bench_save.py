@@ -19,7 +19,8 @@ pwrite of 64 MiB + fsync, buffered and O_DIRECT, one file per shard;
 torch.save of the state dict + fsync; ``ufile`` and ``ufile_direct``
 save_checkpoint buffered and O_DIRECT; ``async`` save_checkpoint(blocking=False):
 time until it returns (training may continue) and until durable, twice in one
-process (the second reuses torch's cached pinned memory). With --gpus N > 1,
+process (the second reuses torch's cached pinned memory); ``async_device`` the
+same with copy="device" (staging in GPU memory). With --gpus N > 1,
 the tensor-parallel rows: ``dist_collective`` save_checkpoint(group=, shard=)
 of parts split as in docs/DISTRIBUTED.md, ``dist_full`` each rank saving a full
 copy, ``dist_bound`` each rank writing only its share (1/N of the bytes) from
@@ -40,7 +41,7 @@ CHUNK = 64 << 20
 TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
       r"(o_proj|down_proj)\.weight$": 1, r"(embed_tokens|lm_head)\.weight$": 0}
 ONE_GPU = ["copy", "raw", "raw_direct", "safetensors", "torch_save", "ufile", "ufile_direct",
-           "async"]
+           "async", "async_device"]
 MULTI = ["dist_bound", "dist_collective", "dist_full"]
 
 
@@ -200,13 +201,14 @@ def run_row(row: str, args: argparse.Namespace) -> dict:
             t0 = time.perf_counter()
             save_checkpoint(sd, out, max_shard_size=limit, direct=row == "ufile_direct")
             res["seconds"] = time.perf_counter() - t0
-        elif row == "async":
+        elif row in ("async", "async_device"):
             for attempt in ("first", "second"):
                 shutil.rmtree(out, ignore_errors=True)
                 sync(device)
                 t0 = time.perf_counter()
                 h = save_checkpoint(sd, out, max_shard_size=limit, blocking=False,
-                                    direct=args.async_direct)
+                                    direct=args.async_direct,
+                                    copy="device" if row == "async_device" else True)
                 cont = time.perf_counter() - t0
                 h.wait()
                 res[f"{attempt}_continue"] = cont
@@ -304,7 +306,7 @@ def table(results: list) -> str:
         note = r.get("page_cache", "")
         if r["row"] in ("ufile", "ufile_direct", "safetensors", "torch_save") and bound:
             note += f"; {bound / r['seconds']:.2f}x of the best raw bound"
-        if r["row"] == "async":
+        if r["row"] in ("async", "async_device"):
             note += (f"; continue {r['continue']:.3f} s (first {r['first_continue']:.3f} s)")
             if "copy" in by:
                 note += f" = {r['continue'] / by['copy']['seconds']:.2f}x the copy"

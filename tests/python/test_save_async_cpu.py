@@ -105,3 +105,15 @@ def test_refusal_at_the_call(io_dir):
     with pytest.raises(ValueError, match="non contiguous"):
         save_checkpoint({"a": torch.zeros(4, 3).T}, io_dir, blocking=False)
     save_checkpoint(_sd(), io_dir, blocking=False).wait()  # not locked by the refusal
+
+
+def test_copy_modes(io_dir):
+    sd = _sd(4.0)
+    h = save_checkpoint(sd, io_dir, blocking=False, copy="device")  # CPU tensors: copied
+    for t in sd.values():
+        t.add_(1)
+    h.wait()
+    assert save_checks.which(io_dir, {"saved": save_checks.of_state_dict(_sd(4.0))}) == \
+        ["saved", "saved"]
+    with pytest.raises(ValueError, match="copy must be"):
+        save_checkpoint(sd, io_dir, blocking=False, copy="gpu")

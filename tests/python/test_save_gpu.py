@@ -139,10 +139,11 @@ def test_from_pretrained_loads_a_ufile_checkpoint(io_dir):
         assert torch.equal(got[k].cuda(), v), k
 
 
-def test_async_from_cuda(io_dir):
+@pytest.mark.parametrize("copy", [True, "device"])
+def test_async_from_cuda(io_dir, copy):
     sd = _model_sd()
     want = {k: v.clone() for k, v in sd.items()}
-    h = save_checkpoint(sd, io_dir, max_shard_size="200KB", blocking=False)
+    h = save_checkpoint(sd, io_dir, max_shard_size="200KB", blocking=False, copy=copy)
     for v in sd.values():
         v.add_(1)  # queued after the capture: not in the checkpoint
     h.wait()

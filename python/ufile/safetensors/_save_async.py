@@ -3,11 +3,14 @@
 are captured, the files are written and put in place by a background thread,
 and ``wait()`` on the returned handle gives the outcome.
 
-Capture, ``copy=True`` (default): each tensor's bytes are copied, on the
-calling thread, to staging memory of the save (CUDA tensors: pinned host
-memory, the copies queued on a side stream after the work already queued on
-the caller's current stream, then waited for; CPU tensors: a copy), so the
-caller may change or free the tensors as soon as the call returns.
+Capture, ``copy=True`` (default, or ``"host"``): each tensor's bytes are
+copied, on the calling thread, to staging memory of the save (CUDA tensors:
+pinned host memory, the copies queued on a side stream after the work already
+queued on the caller's current stream, then waited for; CPU tensors: a copy),
+so the caller may change or free the tensors as soon as the call returns.
+``copy="device"``: CUDA tensors are copied to new memory on their own device
+instead (a device-to-device copy, far faster than to the host, at the cost of
+as much free device memory as the tensors take until the save ends).
 ``copy=False``: nothing is copied; the caller promises not to change the
 tensors until ``wait()`` returns (the writer waits for the work queued on
 each device's current stream at the time of the call, then reads the tensors
@@ -72,12 +75,16 @@ class SaveHandle:
         return self
 
 
-def capture(entries: list[Entry], copy: bool) -> list:
+COPY_MODES = (True, False, "host", "device")
+
+
+def capture(entries: list[Entry], copy: bool | str) -> list:
     """Makes the entries' sources safe to read after the call returns: copies
-    (``copy``) or CUDA events marking the work queued so far. Returns the
-    events the writer must wait for (empty when copied)."""
+    (``copy``: True or "host", "device") or CUDA events marking the work queued
+    so far (False). Returns the events the writer must wait for (empty when
+    copied)."""
     cuda = [e for e in entries if e.source is not None and getattr(e.source, "is_cuda", False)]
-    if not copy:
+    if copy is False:
         return _events(cuda)
     import torch
     for e in entries:
@@ -94,7 +101,9 @@ def capture(entries: list[Entry], copy: bool) -> list:
         with torch.cuda.stream(side):
             for e in group:
                 src = e.source.reshape(-1).view(torch.uint8)
-                dst = torch.empty(e.nbytes, dtype=torch.uint8, pin_memory=True)
+                dst = torch.empty(e.nbytes, dtype=torch.uint8, device=device) \
+                    if copy == "device" else \
+                    torch.empty(e.nbytes, dtype=torch.uint8, pin_memory=True)
                 dst.copy_(src, non_blocking=True)
                 e.source = dst
         side.synchronize()

@@ -12,7 +12,7 @@ from typing import Any
 
 from . import _save_shards
 from ._save import _options
-from ._save_async import SaveHandle, capture
+from ._save_async import COPY_MODES, SaveHandle, capture
 from ._save_commit import commit, lock, unlock
 from ._save_format import Entry, layout
 from ._save_inputs import torch_entries
@@ -74,7 +74,7 @@ def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dic
 def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
                     max_shard_size: int | str = _save_shards.MAX_SHARD_SIZE,
                     metadata: dict[str, str] | None = None, direct: bool = False,
-                    blocking: bool = True, copy: bool = True, group: Any = None,
+                    blocking: bool = True, copy: bool | str = True, group: Any = None,
                     shard: Any = None, request_bytes: int | None = None,
                     inflight: int | None = None) -> SaveHandle | None:
     """Saves ``state_dict`` (torch tensors, CPU or CUDA) as a checkpoint
@@ -92,9 +92,11 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
 
     ``blocking=True``: returns None once the checkpoint is in place; the
     tensors must not change until then. ``blocking=False``: returns a
-    SaveHandle as soon as the tensors are captured (``copy=True``: copied to
-    staging memory, so they may change at once; ``copy=False``: the caller
-    keeps them unchanged until ``wait()``); errors surface at ``wait()``. One
+    SaveHandle as soon as the tensors are captured (``copy=True`` or "host":
+    copied to pinned host memory, so they may change at once; "device": CUDA
+    tensors copied on their device, which needs as much free device memory;
+    ``copy=False``: the caller keeps them unchanged until ``wait()``); errors
+    surface at ``wait()``. One
     save at a time per directory: BlockingIOError while another holds it.
 
     ``group`` (a torch.distributed process group): a collective save; every
@@ -105,6 +107,8 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
     in parallel; any rank's failure raises DistributedSaveError on every rank
     (docs/DISTRIBUTED.md, "Collective save")."""
     opts = _options(direct, request_bytes, inflight)
+    if not any(copy is m or (isinstance(m, str) and copy == m) for m in COPY_MODES):
+        raise ValueError(f"copy must be True, False, 'host' or 'device', not {copy!r}")
     if group is not None:
         if not blocking:
             raise ValueError("ufile.safetensors: blocking=False is not available with group= "
