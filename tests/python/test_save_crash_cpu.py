@@ -183,18 +183,33 @@ for call in (lambda: save_file({{"a": torch.ones(1 << 19)}}, p),
     assert os.listdir(os.path.join(io_dir, "ck")) == []
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="skipped, because root writes into a "
-                    "read-only directory (the EROFS rows inject the refusal instead)")
+def _read_only(d: str):
+    """Makes directory ``d`` refuse new entries; returns the undo, or None
+    where this process cannot (root ignores modes: it sets the immutable
+    attribute instead, where chattr and the file system allow it)."""
+    if os.geteuid() != 0:
+        os.chmod(d, 0o555)
+        return lambda: os.chmod(d, 0o755)
+    try:
+        subprocess.run(["chattr", "+i", d], check=True, capture_output=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return lambda: subprocess.run(["chattr", "-i", d], check=True, timeout=30)
+
+
 def test_read_only_directory(io_dir):
     d = os.path.join(io_dir, "ro")
     save_checkpoint(A3[0], d, max_shard_size=A3[1])
-    os.chmod(d, 0o555)
+    undo = _read_only(d)
+    if undo is None:
+        pytest.skip("skipped, because this root process cannot make a directory read-only "
+                    "(no chattr +i here; the EROFS rows inject the refusal instead)")
     try:
         with pytest.raises(PermissionError) as got:
             save_checkpoint(B3[0], d, max_shard_size=B3[1])
         assert d in str(got.value)
     finally:
-        os.chmod(d, 0o755)
+        undo()
     assert save_checks.which(d, {"old": save_checks.of_state_dict(A3[0])}) == ["old", "old"]
 
 
