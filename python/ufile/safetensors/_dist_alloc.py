@@ -70,5 +70,9 @@ class Allocator:
 
 @contextlib.contextmanager
 def _cuda_ctx(torch: Any, device: str, stream: Any) -> Any:
-    with torch.cuda.device(device), torch.cuda.stream(stream):
+    # set_device, not torch.cuda.device(): leaving that restores this thread's
+    # previous device, device 0, and since CUDA 12 setting a device creates its
+    # primary context, a second context in the process.
+    torch.cuda.set_device(device)
+    with torch.cuda.stream(stream):
         yield
