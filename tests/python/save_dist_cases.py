@@ -90,10 +90,12 @@ def worker(rank: int, n: int, root: str, scenarios: list) -> dict:
     """Runs each (label, kind, directory name, faulty rank) scenario in turn;
     {label: "ok" or "Type: message"}."""
     import torch.distributed as dist
-    from ufile.safetensors import _save_io, save_checkpoint
+    from ufile.safetensors import _save_dist, _save_io, save_checkpoint
     out = {}
+    budget = _save_dist.GATHER_BUDGET
     for label, kind, dname, faulty in scenarios:
         sd, rules = holding(kind, rank, n)
+        _save_dist.GATHER_BUDGET = 1 if label == "small_budget" else budget  # write each at once
         real = _save_io.IO
         if faulty == rank:
             _save_io.IO = FailingIO(real, 1, errno.ENOSPC if label != "exit" else "exit")

@@ -42,7 +42,8 @@ def test_collective_equals_single_process(io_dir, n):
     scenarios = [("replicas", "replicas", "rep", None), ("tp", "tp", "tp", None),
                  ("pipeline", "pipeline", "pipe", None)]
     if n > 1:
-        scenarios += [("fault", "tp", "tp", 1), ("rules", "tp_wrong_rules", "tp", None)]
+        scenarios += [("fault", "tp", "tp", 1), ("rules", "tp_wrong_rules", "tp", None),
+                      ("small_budget", "tp", "tp_budget", None)]
     results = dist_harness.run(cases.worker, n, (root, scenarios), deadline=DEADLINE)
     for r, res in enumerate(results):
         assert "ok" in res, f"rank {r}: {res}"
@@ -52,8 +53,10 @@ def test_collective_equals_single_process(io_dir, n):
             assert got["fault"].startswith("DistributedSaveError") and "rank 1" in \
                 got["fault"] and "No space left" in got["fault"], got["fault"]
             assert got["rules"].startswith("DistributedSaveError") and "norm" in got["rules"]
-    for d in ("rep", "tp", "pipe"):
+    for d in ("rep", "tp", "pipe") + (("tp_budget",) if n > 1 else ()):
         _same_files(os.path.join(root, d), want)  # faults left the tp checkpoint intact
+    if n > 1:
+        assert all(res["ok"]["small_budget"] == "ok" for res in results)
 
 
 def test_rank_exiting_mid_save(io_dir):

@@ -183,68 +183,104 @@ def _create(directory: str, plan: SavePlan, opts: WriteOptions) -> dict[str, str
     return out
 
 
-def _gathered(plan: SavePlan, rank: int, group: Any, state_dict: dict) -> dict:
-    """Tensors split along an inner dimension, gathered whole to their
-    writer (the same gathers in the same order on every rank)."""
+GATHER_BUDGET = 1 << 30  # gathered bytes a writer holds while their writes are in flight
+
+
+def _chunks(what: str, src: Any, offset: int, size: int, request: int) -> list[tuple]:
+    return [(what, src, min(request, size - off), offset + off, off)
+            for off in range(0, size, request)]
+
+
+def _gather_one(t: Any, rank: int, group: Any, state_dict: dict) -> Any:
+    """One inner-split tensor gathered whole to its writer (a collective):
+    the tensor's bytes there, None elsewhere."""
     import torch
     import torch.distributed as dist
-    out = {}
-    backend = str(dist.get_backend(group))
-    for t in plan.tensors:
-        if t.kind != "gather" or not t.nbytes:
-            continue
-        dev = torch.device("cuda", torch.cuda.current_device()) if backend == "nccl" \
-            else torch.device("cpu")
-        outer = t.nbytes // (t.shape[t.dim] * t.row_bytes())
-        mine = torch.zeros(outer * max(size for _, size in t.parts) * t.row_bytes(),
-                           dtype=torch.uint8, device=dev)
-        flat = state_dict[t.name].reshape(-1).view(torch.uint8)
-        mine[:flat.numel()].copy_(flat)
-        bufs = [torch.empty_like(mine) for _ in range(len(t.parts))] if rank == t.writer \
-            else None
-        dst = dist.get_global_rank(group, t.writer) if group is not None and \
-            group is not dist.group.WORLD else t.writer
-        dist.gather(mine, bufs, dst=dst, group=group)
-        if rank == t.writer:
-            pieces = [b[:outer * size * t.row_bytes()].view(outer, size * t.row_bytes())
-                      for b, (_, size) in zip(bufs, t.parts)]
-            out[t.name] = torch.cat(pieces, dim=1).reshape(-1)
-    return out
+    dev = torch.device("cuda", torch.cuda.current_device()) \
+        if str(dist.get_backend(group)) == "nccl" else torch.device("cpu")
+    outer = t.nbytes // (t.shape[t.dim] * t.row_bytes())
+    mine = torch.zeros(outer * max(size for _, size in t.parts) * t.row_bytes(),
+                       dtype=torch.uint8, device=dev)
+    flat = state_dict[t.name].reshape(-1).view(torch.uint8)
+    mine[:flat.numel()].copy_(flat)
+    bufs = [torch.empty_like(mine) for _ in t.parts] if rank == t.writer else None
+    dst = t.writer if group is None or group is dist.group.WORLD else \
+        dist.get_global_rank(group, t.writer)
+    dist.gather(mine, bufs, dst=dst, group=group)
+    if rank != t.writer:
+        return None
+    pieces = [b[:outer * size * t.row_bytes()].view(outer, size * t.row_bytes())
+              for b, (_, size) in zip(bufs, t.parts)]
+    return torch.cat(pieces, dim=1).reshape(-1)
 
 
 def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, directory: str,
                  tmps: dict, opts: WriteOptions) -> str | None:
-    """This rank's bytes, written and flushed; its error, or None."""
+    """This rank's bytes, written and flushed; its error, or None. Its own
+    bytes go first; then the gathers, in plan order on every rank whatever
+    failed here, each gathered tensor written by its writer in the background
+    while the next gathers run (at most GATHER_BUDGET bytes held)."""
+    from collections import deque
+    from concurrent.futures import ThreadPoolExecutor
+    io = _save_io.IO
+    mine = writes_of(plan, rank)
+    files: dict = {}
+    error = None
     try:
-        full = _gathered(plan, rank, group, state_dict)
-    except Exception as exc:  # noqa: BLE001 - a transport failure: reported if possible
-        return _describe(exc)
-    try:
-        io = _save_io.IO
         sources = [v for v in state_dict.values() if getattr(v, "is_cuda", False)]
         if sources:
             import torch
             for d in {v.device for v in sources}:
                 torch.cuda.synchronize(d)
         heads = {f.name: f.head for f in plan.files}
-        for fname, pieces in writes_of(plan, rank).items():
-            final = os.path.join(directory, fname)
+        for fname in mine:
+            files[fname] = io.open_existing(tmps[fname], opts.direct)
+        for fname, pieces in mine.items():
             chunks = []
             for what, name, kind, offset, size in pieces:
-                src = heads[fname] if kind == "header" else \
-                    full[name] if kind == "gather" else state_dict[name]
-                for off in range(0, size, opts.request_bytes):
-                    chunks.append((what, src, min(opts.request_bytes, size - off),
-                                   offset + off, off))
-            f = io.open_existing(tmps[fname], opts.direct)
+                if kind != "gather":
+                    src = heads[fname] if kind == "header" else state_dict[name]
+                    chunks += _chunks(what, src, offset, size, opts.request_bytes)
+            write_pieces(files[fname], os.path.join(directory, fname), chunks, opts)
+    except Exception as exc:  # noqa: BLE001 - reported to every rank
+        error = _describe(exc)
+    pending: deque = deque()
+    held = 0
+    with ThreadPoolExecutor(1, thread_name_prefix="ufile-save-gather") as writer:
+        for t in plan.tensors:
+            if t.kind != "gather" or not t.nbytes:
+                continue
             try:
-                write_pieces(f, final, chunks, opts)
-                try:
-                    io.fsync(f.fileno())
-                except OSError as exc:
-                    raise _failure(exc, final, "flushing (fsync)") from exc
-            finally:
-                f.close()
+                full = _gather_one(t, rank, group, state_dict)
+            except Exception as exc:  # noqa: BLE001 - a transport failure: stop here
+                error = error or _describe(exc)
+                break
+            if full is None or error is not None:
+                continue
+            final = os.path.join(directory, t.file)
+            what = f"writing tensor {t.name!r} (gathered)"
+            pending.append((writer.submit(write_pieces, files[t.file], final, _chunks(
+                what, full, t.offset, t.nbytes, opts.request_bytes), opts), t.nbytes))
+            held += t.nbytes
+            while held > GATHER_BUDGET and pending:
+                error = _reap(pending.popleft()[0]) or error
+                held = sum(n for _, n in pending)
+        while pending:
+            error = _reap(pending.popleft()[0]) or error
+    for fname, f in files.items():
+        try:
+            if error is None:
+                io.fsync(f.fileno())
+        except OSError as exc:
+            error = _describe(_failure(exc, os.path.join(directory, fname), "flushing (fsync)"))
+        finally:
+            f.close()
+    return error
+
+
+def _reap(fut: Any) -> str | None:
+    try:
+        fut.result()
     except Exception as exc:  # noqa: BLE001 - reported to every rank
         return _describe(exc)
     return None
