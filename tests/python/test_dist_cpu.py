@@ -201,6 +201,37 @@ def test_iterator_yields_each_tensor_once_and_complete(ckpt):
             assert raw == want.tobytes(), (rank, name)
 
 
+def _close_worker(rank, n, path):
+    """Rank 1 takes one tensor and closes the iterator while the others, whose
+    reads are slowed, are still loading."""
+    import time
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _dist_exec, _engine
+    _dist_exec.AGREE_EVERY = 1   # on every rank: the status all-reduces must pair up
+    if rank != 1:
+        real = _engine._read
+
+        def slow(piece):
+            time.sleep(0.2)
+            return real(piece)
+        _engine._read = slow
+        us.load_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
+        return "loaded"
+    it = us.iter_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
+    name, _ = next(it)
+    it.close()
+    return f"closed after {name}"
+
+
+def test_closing_the_iterator_on_one_rank_makes_the_others_raise(ckpt):
+    res = dist_harness.run(_close_worker, 3, (ckpt[0],), deadline=DEADLINE)
+    assert res[1].get("ok", "").startswith("closed after "), res[1]
+    for rank in (0, 2):
+        assert res[rank].get("type") == "DistributedLoadError", (rank, res[rank])
+        assert "rank 1 stopped before the load completed" in res[rank]["error"], res[rank]
+
+
 def _count_worker(rank, n, path):
     import torch.distributed as dist
     from ufile import safetensors as us

@@ -2,9 +2,10 @@
 """Carries out one rank's side of a collective load plan (_dist_plan).
 
 One host thread walks the plan's collectives in order with two cursors:
-- *prepare* runs ahead: it allocates each tensor when first needed (so
-  allocation overlaps the reads already running) and submits this rank's
-  reads, those that gate a collective first (_dist_reader);
+- *prepare* runs ahead and submits this rank's reads, those that gate a
+  collective before those into its own tensors (_dist_reader); the tensors are
+  allocated on a thread of their own in the order the walk needs them
+  (_dist_alloc), so allocation overlaps the reads;
 - *issue* starts each collective asynchronously once this rank's own reads for
   it are done; a rank that only receives never waits, so no rank moves in
   lock-step with the others and many collectives are in flight.
@@ -16,8 +17,8 @@ exception of its own) stops reading and keeps joining every remaining
 collective with scratch memory, so no rank waits for data that will not come,
 and every rank raises DistributedLoadError after the final agreement.
 
-CUDA streams: collectives are issued from a side stream; all-to-all packing
-runs on it. A staging buffer is read into again (by ufile, outside any stream)
+CUDA streams: collectives are issued from a side stream; inner-split packing
+(_dist_inner) runs on it. A staging buffer is read into again (by ufile, outside any stream)
 only after the event recorded behind its last packing has completed: that
 fence is the one host wait on the data path, and staging_buffers sets how far
 it lags."""
@@ -61,7 +62,7 @@ class Executor:
         self.cuda = device != "cpu"
         self.rank = g.rank
         self.parts = plan.parts[self.rank]
-        self.infos = {n: t for h in headers for n, t in h.tensors.items()}
+        self.paths = {n: h.path for h in headers for n in h.tensors}
         self.depth = depth
         self.alloc: Allocator | None = None
         self.files: dict = {}
@@ -136,7 +137,7 @@ class Executor:
         part = self.parts[name]
         nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
         info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
-        return self.fw.empty(info, self.plan.files[0], self.device)
+        return self.fw.empty(info, self.paths[name], self.device)
 
     def _alloc_order(self) -> list:
         """This rank's tensors in the order the walk first touches them."""
@@ -194,6 +195,7 @@ class Executor:
                     self._checkpoint(t + 1)
                 yield from self._ready()
             self._submit_direct(di, None)
+            yield from self._ready(block=True)   # streams what completes, in order
             self._finish()
             finished = True
             yield from self._ready(final=True)
@@ -335,14 +337,22 @@ class Executor:
                 self.checkpoints.append((upto, st, work, st))
             self.n_checkpoints += 1
 
-    def _ready(self, final: bool = False) -> Iterator[tuple[str, Any]]:
-        """Yields what agreed checkpoints cover, without waiting for any
-        (``final``: everything, after the final agreement)."""
+    def _ready(self, final: bool = False, block: bool = False) -> Iterator[tuple[str, Any]]:
+        """Yields what agreed checkpoints cover, without waiting for any unless
+        ``block`` (every checkpoint, in order, once every collective is issued);
+        ``final``: everything, after the final agreement."""
         while self.checkpoints and not final and self.covered >= 0:
             upto, value, done, _ = self.checkpoints[0]
-            if self.cuda and not done.query():
+            if block:
+                if self.cuda:
+                    done.synchronize()
+                else:
+                    done.wait()
+                    while self.works and self.works[0][0] < upto:
+                        self.works.popleft()[1].wait()
+            elif self.cuda and not done.query():
                 break
-            if not self.cuda and (not done.is_completed() or not self._works_done(upto)):
+            elif not self.cuda and (not done.is_completed() or not self._works_done(upto)):
                 break
             self.checkpoints.popleft()
             if int(value.item()) != 1:
