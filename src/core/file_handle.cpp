@@ -118,8 +118,8 @@ bool FileHandle::FileHasLease() const {
     else
       std::sscanf(line, "%*s %15s %*s %*s %*s %63s", type, dev_ino);
     const char *colon = std::strrchr(dev_ino, ':');
-    found = std::strcmp(type, "LEASE") == 0 && colon &&
-            std::sscanf(colon + 1, "%llu", &ino) == 1 && ino == ino_;
+    found = std::strcmp(type, "LEASE") == 0 && colon && std::sscanf(colon + 1, "%llu", &ino) == 1 &&
+            ino == ino_;
   }
   std::fclose(locks);
   return found;

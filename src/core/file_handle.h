@@ -8,9 +8,10 @@
 // file reopened at registration, so a descriptor the caller closes, or
 // closes and reuses, can never redirect bytes, and no I/O pays a check for
 // it. Where the reopening fails, or would break a lease (F_SETLEASE) on the
-// file, I/O uses the caller's descriptor and checks it first. With properties.force_odirect_mode, a descriptor opened without
-// O_DIRECT is reopened with it, as if the caller had opened it so; where the
-// file system refuses O_DIRECT the handle stays buffered.
+// file, I/O uses the caller's descriptor and checks it first. With
+// properties.force_odirect_mode, a descriptor opened without O_DIRECT is
+// reopened with it, as if the caller had opened it so; where the file
+// system refuses O_DIRECT the handle stays buffered.
 // Thread-safety: FileHandle is immutable after Register except for the
 // lazily opened buffered descriptor (opened under a mutex, published through
 // an atomic: once open, BufferedFd takes no lock); HandleTable is
@@ -92,8 +93,8 @@ class FileHandle {
   size_t align_ = 4096;
   const CUfileFSOps_t *fs_ops_ = nullptr;
   void *user_handle_ = nullptr;
-  std::mutex buffered_mu_;            // serialises the opening
-  std::atomic<int> buffered_fd_{-1};  // stored once, after buffered_published_
+  std::mutex buffered_mu_;                     // serialises the opening
+  std::atomic<int> buffered_fd_{-1};           // stored once, after buffered_published_
   std::atomic<bool> buffered_refused_{false};  // a lease forbids opening it
   // Generations of fd_'s and buffered_fd_'s publication as registered files
   // (engine/ring_registry.h); 0: not published.

@@ -44,8 +44,7 @@ int InChild(Child child) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   int status = 0;
   pid_t got = 0;
-  while ((got = waitpid(pid, &status, WNOHANG)) == 0 &&
-         std::chrono::steady_clock::now() < deadline)
+  while ((got = waitpid(pid, &status, WNOHANG)) == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   if (got == 0) {
     kill(pid, SIGKILL);
@@ -159,9 +158,10 @@ TEST_F(HandleLocksTest, LeaseHolderKeepsItsLeaseThroughRegistration) {
     const int fd = ::open(path_.c_str(), acc | O_CLOEXEC);
     ASSERT_GE(fd, 0) << std::strerror(errno);
     if (::fcntl(fd, F_SETLEASE, lease) != 0) {
+      const int err = errno;
       ::close(fd);
-      GTEST_SKIP() << "F_SETLEASE is refused on " << path_ << "'s file system: "
-                   << std::strerror(errno);
+      GTEST_SKIP() << "F_SETLEASE is refused on " << path_
+                   << "'s file system: " << std::strerror(err);
     }
     CUfileHandle_t fh = nullptr;
     ASSERT_EQ(Register(fd, &fh), CU_FILE_SUCCESS) << what;
