@@ -175,7 +175,9 @@ def _entry(folder: str, name: str, scope: str, manifest: dict) -> dict:
          "backup": rec is not None}
     if os.path.islink(path):
         e["link"] = os.readlink(path)
-    if rec is not None and not fs.is_ours(path, rec):
+    if rec is not None and not os.path.lexists(path):
+        e["note"] = "missing: `disable` puts NVIDIA's original back"
+    elif rec is not None and not fs.is_ours(path, rec):
         e["note"] = ("NVIDIA's file again since enable (a reinstalled wheel?): `enable` or "
                      "`disable` clears the older original" if ident.kind == _elf.NVIDIA else
                      "changed since enable: neither ufile's link nor NVIDIA's library")

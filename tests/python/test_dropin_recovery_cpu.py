@@ -239,3 +239,16 @@ def test_an_interrupt_part_way_is_undone(env, monkeypatch):
         dropin.main(["enable", "--site-packages", str(env), "--dropin", DROPIN])
     monkeypatch.undo()
     assert snapshot(env) == before
+
+
+def test_a_deleted_link_is_put_back_by_disable(env):
+    before = snapshot(env)
+    lib = lib_path(env)
+    assert run(env, "enable").returncode == 0
+    lib.unlink()
+    st = json.loads(run(env, "status", "--json", "--import", "fakecuda").stdout)
+    assert [f.get("note") for f in st["files"] if f["path"] == str(lib)] == \
+        ["missing: `disable` puts NVIDIA's original back"]
+    r = run(env, "disable")
+    assert r.returncode == 0 and "restored" in r.stdout, r.stdout + r.stderr
+    assert snapshot(env) == before
