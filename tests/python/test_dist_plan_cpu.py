@@ -223,3 +223,34 @@ def test_tp_plan_adapter():
         shard_from_tp_plan({"layers.*.mlp.gate_up_proj": "packed_colwise"})
     assert shard_from_tp_plan({"lm_head": "colwise_gather_output"}) == \
         {r"(^|\.)lm_head\.weight$": 0, r"(^|\.)lm_head\.bias$": 0}
+
+
+def _state_bytes(count: int, select) -> tuple:
+    """(pickled bytes of one rank's state in the exchange before any read, of
+    its selected names as a list) for a checkpoint of ``count`` tensors; every
+    rank's state has the same size, and each rank receives every rank's."""
+    import pickle
+    import types
+    from ufile.safetensors import _dist
+    headers, _ = _headers([[(f"model.layers.{i // 9}.mlp.experts.{i % 9}.w", "BF16", (2, 2))
+                            for i in range(count)]])
+    opts = types.SimpleNamespace(register_buffers=False, max_device_bytes=None,
+                                 staging_buffers=None)
+    state, _ = _dist._local_state(lambda: headers, types.SimpleNamespace(name="pt"), None,
+                                  select, "cuda:0", opts)
+    assert state["error"] is None, state
+    names = sorted(n for n in headers[0].tensors if select is None or select(n))
+    return len(pickle.dumps(state)), len(pickle.dumps(names))
+
+
+def test_the_exchange_grows_with_tensors_not_names():
+    """90,000 tensors: a rank's state is digests and, when it selects a
+    subset, one bit a tensor; received per rank: ranks x that."""
+    count = 90_000
+    every, _ = _state_bytes(count, None)
+    experts, names = _state_bytes(count, lambda n: n.endswith(".3.w"))
+    for ranks in (8, 64):
+        print(f"{ranks} ranks receive {ranks * every} bytes (all selected), "
+              f"{ranks * experts} (a ninth each; as name lists {ranks * names})")
+    assert every <= 600
+    assert experts <= count // 8 + 600 < names // 20

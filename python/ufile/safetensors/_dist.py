@@ -136,17 +136,39 @@ def _local_state(headers_fn: Any, fw: Any, shard: ShardRule, select: Select, dev
         dims = split_dims(headers, shard)
         wanted = selected(headers, select)
         names = checkpoint_order(headers)
+        split = [dims[n] for n in names]
         return {"error": None, "fingerprint": _fingerprint(headers), "names": len(names),
                 "bytes": sum(h.file_size for h in headers),
-                "dims": [dims[n] for n in names], "wanted": sorted(wanted),
-                "device": device.split(":")[0], "staging": sizes}, (headers, dims, sizes)
+                "dims": hashlib.sha256(repr(split).encode()).hexdigest(),
+                "wanted": to_bitmap(names, wanted), "device": device.split(":")[0],
+                "staging": sizes}, (headers, dims, sizes, split)
     except Exception as exc:  # noqa: BLE001 - reported to every rank, then raised
         return {"error": f"{type(exc).__name__}: {exc}"}, None
 
 
-def _check_agreement(states: list, headers: list[Header]) -> None:
+def to_bitmap(names: list, wanted: set) -> bytes | None:
+    """The selection as one bit a tensor in the agreed order (None: all): the
+    exchange grows with the tensors, not with the names' length."""
+    if len(wanted) == len(names):
+        return None
+    bits = bytearray((len(names) + 7) // 8)
+    for i, n in enumerate(names):
+        if n in wanted:
+            bits[i >> 3] |= 1 << (i & 7)
+    return bytes(bits)
+
+
+def from_bitmap(names: list, bits: bytes | None) -> set:
+    if bits is None:
+        return set(names)
+    return {n for i, n in enumerate(names) if bits[i >> 3] >> (i & 7) & 1}
+
+
+def _check_agreement(g: _Group, states: list, local: Any) -> None:
     """Raises the same error on every rank when any rank failed or the ranks
-    disagree on the checkpoint, the shard rules or the options."""
+    disagree on the checkpoint, the shard rules or the options. Split
+    dimensions travel as a digest; where digests differ, every rank sends its
+    list (a second exchange, on every rank alike) to name the tensor."""
     if any(s["error"] for s in states):
         raise_failures([s["error"] for s in states])
     first = states[0]
@@ -161,12 +183,15 @@ def _check_agreement(states: list, headers: list[Header]) -> None:
             if s[key] != first[key]:
                 raise DistributedLoadError(f"ranks disagree on the {what}: rank 0 has "
                                            f"{first[key]!r}, rank {r} has {s[key]!r}")
-        if s["dims"] != first["dims"]:
-            names = checkpoint_order(headers)
-            i = next(i for i, (a, b) in enumerate(zip(first["dims"], s["dims"])) if a != b)
-            raise DistributedLoadError(
-                f"ranks disagree on the shard rules: tensor {names[i]!r} is split along "
-                f"{first['dims'][i]} on rank 0 and {s['dims'][i]} on rank {r} (None: whole)")
+    if any(s["dims"] != first["dims"] for s in states):
+        splits = g.objects(local[3])
+        names = checkpoint_order(local[0])
+        for r, split in enumerate(splits[1:], 1):
+            i = next((i for i, (a, b) in enumerate(zip(splits[0], split)) if a != b), None)
+            if i is not None:
+                raise DistributedLoadError(
+                    f"ranks disagree on the shard rules: tensor {names[i]!r} is split along "
+                    f"{splits[0][i]} on rank 0 and {split[i]} on rank {r} (None: whole)")
 
 
 def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRule,
@@ -180,10 +205,12 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
     with ctx:
         state, local = _local_state(headers_fn, fw, shard, select, device, opts)
         states = g.objects(state)
-        _check_agreement(states, local[0] if local else [])
-        headers, dims, (total, depth) = local
+        _check_agreement(g, states, local)
+        headers, dims, (total, depth), _ = local
         chunk, slab = split_staging(total, depth, g.size)
-        plan = make_plan(headers, dims, [set(s["wanted"]) for s in states], chunk, slab)
+        names = checkpoint_order(headers)
+        plan = make_plan(headers, dims, [from_bitmap(names, s["wanted"]) for s in states],
+                         chunk, slab)
         ex = Executor(plan, headers, g, fw, device, opts, depth)
         try:
             yield from ex.run()
