@@ -151,7 +151,8 @@ def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
     complete (every shard's reads are in flight from the start): the shape of
     vLLM's weight iterators. Headers are all checked before the first item.
     With ``group``, the collective load of load_checkpoint, yielding each tensor
-    once complete; every rank must iterate to the end."""
+    once complete and agreed; iterate to the end on every rank (closing it early
+    on one rank makes the others raise DistributedLoadError)."""
     if group is not None:
         return _dist.collective(lambda: _checkpoint_headers(path), _frameworks.get(framework),
                                 _frameworks.normalize_device(device), group, shard, select,
