@@ -67,7 +67,13 @@ def _sd(n: int, size: int, seed: int) -> dict:
 A3, B3 = (_sd(6, 3000, 1), 6500), (_sd(6, 3000, 2), 6500)  # 3 shards, the same names
 ONE, TWO = (_sd(4, 2000, 3), 10**9), (_sd(5, 4000, 4), 10000)
 SCENARIOS = {"new": (None, A3), "sharded_same_names": (A3, B3), "sharded_fewer": (A3, TWO),
-             "one_to_sharded": (ONE, A3), "sharded_to_one": (A3, ONE), "one_to_one": (ONE, ONE)}
+             "one_to_sharded": (ONE, A3), "sharded_to_one": (A3, ONE), "one_to_one": (ONE, ONE),
+             "lost_index_same_names": (A3, B3), "lost_index_to_one": (A3, ONE),
+             "corrupt_index_same_names": (A3, B3)}
+# What is done to the previous checkpoint after it is saved: its index deleted
+# (a loader then scans the shards) or overwritten with garbage (nothing loads).
+MANGLE = {"lost_index_same_names": "delete", "lost_index_to_one": "delete",
+          "corrupt_index_same_names": "corrupt"}
 
 
 @pytest.fixture
@@ -76,12 +82,18 @@ def real_io():
     _save_io.IO = _save_io.SaveIO()
 
 
-def _prepare(d: str, old) -> dict:
-    if old is not None:
-        save_checkpoint(old[0], d, max_shard_size=old[1])
-        return {"old": save_checks.of_state_dict(old[0])}
-    os.makedirs(d)
-    return {}
+def _prepare(d: str, old, mangle: str | None = None) -> dict:
+    """The previous checkpoint in ``d``; the snapshots a loader may see of it."""
+    if old is None:
+        os.makedirs(d)
+        return {}
+    save_checkpoint(old[0], d, max_shard_size=old[1])
+    index = os.path.join(d, "model.safetensors.index.json")
+    if mangle == "delete":
+        os.unlink(index)
+    elif mangle == "corrupt":  # nothing loads; a save may make the shards whole again
+        open(index, "w").write("{not json")
+    return {"old": save_checks.of_state_dict(old[0])}
 
 
 _COUNTS: dict = {}
@@ -93,7 +105,7 @@ def _calls(tmp: str, scenario: str) -> dict:
         return _COUNTS[scenario]
     old, new = SCENARIOS[scenario]
     d = os.path.join(tmp, "count")
-    _prepare(d, old)
+    _prepare(d, old, MANGLE.get(scenario))
     io = CountingIO()
     _save_io.IO = io
     save_checkpoint(new[0], d, max_shard_size=new[1])
@@ -118,7 +130,8 @@ def test_every_call_failing(io_dir, real_io, scenario, op, err):
     new_snap = save_checks.of_state_dict(new[0])
     for k in range(1, calls[op] + 1):
         d = os.path.join(io_dir, f"{op}-{k}")
-        candidates = _prepare(d, old)
+        candidates = _prepare(d, old, MANGLE.get(scenario))
+        loadable_before = bool(candidates) and MANGLE.get(scenario) != "corrupt"
         candidates["new"] = new_snap
         _save_io.IO = CountingIO(op, k, err)
         with pytest.raises(OSError) as got:
@@ -127,13 +140,15 @@ def test_every_call_failing(io_dir, real_io, scenario, op, err):
         assert got.value.errno == err, got.value
         assert d in str(got.value), f"the error does not name the checkpoint: {got.value}"
         visible = [f for f in os.listdir(d) if not f.startswith(".")]
-        if old is not None:
+        if loadable_before:
             save_checks.which(d, candidates)
-        elif visible:  # a first save: nothing, the new checkpoint, or a refused directory
+        elif visible:  # nothing loadable before: nothing, the new one, or a loud refusal
             try:
                 save_checks.which(d, candidates)
             except save_checks.Missing:
                 pass
+            except save_checks.Broken as exc:  # the garbage index, untouched
+                assert "index:" in str(exc), exc
         left = [f for f in os.listdir(d) if TEMP_MARK in f]
         assert not left or op == "unlink", f"{op} #{k}: temporary files left: {left}"
         save_checkpoint(new[0], d, max_shard_size=new[1])  # the next save tidies up

@@ -9,9 +9,11 @@ huggingface_hub), or ``model.safetensors`` first (transformers). The index is
 the commit point: every file it names is complete before it names it. The new
 files arrive complete and flushed under temporary names (_save_write); then:
 
-1. if the previous checkpoint is one ``model.safetensors`` with no index while
-   the new one is sharded, an index naming that file is written first (so the
-   new shards, renamed in next, are not mixed into a directory scan);
+1. if the previous checkpoint has no index (one ``model.safetensors`` while
+   the new one is sharded, or shards whose index is gone), an index naming its
+   files is written first (so the new files, renamed in next, are not mixed
+   into a directory scan); with no loadable previous checkpoint, files under
+   the new names are removed and the new index goes first;
 2. a file of the previous checkpoint that a new file will replace (same name)
    is hard-linked to a backup name (``.NAME.ufile-old-RANDOM``, which no loader
    scans), and the previous index is rewritten to name the backups: the
@@ -35,6 +37,7 @@ import contextlib
 import fcntl
 import json
 import os
+import re
 import secrets
 from typing import Iterator
 
@@ -132,16 +135,41 @@ def is_leftover(name: str) -> bool:
         BACKUP_MARK in name or TEMP_MARK in name)
 
 
+_SHARD_NAME = re.compile(r"model-\d{5,}-of-\d{5,}\.safetensors")
+
+
 def _single_index(directory: str, name: str) -> dict | None:
-    """An index naming the one file ``name`` (None when it is not a valid
-    safetensors file: then there is no previous checkpoint to keep)."""
+    return _files_index(directory, [name])
+
+
+def _scanned_index(directory: str) -> dict | None:
+    """A previous checkpoint without an index: ``model.safetensors``, else the
+    shards named as checkpoints name them, as an index (None when there is
+    none, or one is not a valid file: then nothing loadable is kept)."""
+    names = os.listdir(directory)
+    if SINGLE in names:
+        return _files_index(directory, [SINGLE])
+    shards = sorted(n for n in names if _SHARD_NAME.fullmatch(n))
+    return _files_index(directory, shards) if shards else None
+
+
+def _files_index(directory: str, files: list[str]) -> dict | None:
+    """An index naming ``files`` (None when one is not a valid safetensors
+    file, or two hold one tensor)."""
     from ._format import SafetensorError, read_header
-    try:
-        h = read_header(os.path.join(directory, name))
-    except (SafetensorError, OSError):
-        return None
-    total = sum(t.nbytes for t in h.tensors.values())
-    return {"metadata": {"total_size": total}, "weight_map": {n: name for n in h.tensors}}
+    wmap: dict = {}
+    total = 0
+    for name in files:
+        try:
+            h = read_header(os.path.join(directory, name))
+        except (SafetensorError, OSError):
+            return None
+        for t in h.tensors.values():
+            if t.name in wmap:
+                return None
+            wmap[t.name] = name
+            total += t.nbytes
+    return {"metadata": {"total_size": total}, "weight_map": wmap}
 
 
 def commit(directory: str, new: dict[str, str], new_index: dict | None) -> None:
@@ -155,17 +183,27 @@ def commit(directory: str, new: dict[str, str], new_index: dict | None) -> None:
     done: list[bool] = []  # set once the committing rename happened
     pending = False
     try:
-        if old is None and new_index is not None and \
-                os.path.exists(os.path.join(directory, SINGLE)):  # step 1
-            old = _single_index(directory, SINGLE)
+        if old is None:  # step 1
+            old = _scanned_index(directory)
+            if old is not None and new_index is None and \
+                    set(old["weight_map"].values()) <= {SINGLE}:
+                old = None  # one file over one file: a rename replaces it
             if old is not None:
                 _write_index(directory, old)
         if old is not None:
             old = _backup_collisions(directory, old, new)  # step 2
         elif new_index is not None:
-            # No previous index: the new one goes first, naming files not yet in
+            # No loadable previous checkpoint: files under the new names belong
+            # to none, and go; the new index goes first, naming files not yet in
             # place, so a loader fails loudly (missing shard) instead of taking
             # the shards renamed so far for a checkpoint.
+            for name in new:
+                if os.path.lexists(os.path.join(directory, name)):
+                    try:
+                        io.unlink(os.path.join(directory, name))
+                    except OSError as exc:
+                        raise _failure(exc, os.path.join(directory, name),
+                                       "removing a file of no loadable checkpoint") from exc
             staged: list[bool] = []
             try:
                 _write_index(directory, new_index, staged)
