@@ -41,9 +41,31 @@ def raw_odirect_ranges(ranges: list, threads: int = 16, chunk: int = 16 << 20) -
     """raw_odirect over (path, offset, size) ranges, in chunks of ``chunk``
     (each read widened to the 4 KiB blocks O_DIRECT needs; only the range's
     bytes are counted)."""
+    def read(fd: int, buf: mmap.mmap, off: int, n: int) -> int:
+        lo = off // 4096 * 4096
+        want = (off + n - lo + 4095) // 4096 * 4096
+        got = os.preadv(fd, [memoryview(buf)[:want]], lo)
+        return max(0, min(got - (off - lo), n))
+    return _raw_ranges(ranges, threads, chunk, os.O_DIRECT, read)
+
+
+def raw_buffered_ranges(ranges: list, threads: int = 16, chunk: int = 16 << 20) -> int:
+    """Buffered preadv of (path, offset, size) ranges in chunks of ``chunk``
+    (the kernel's readahead, told the access is sequential); returns bytes read."""
+    def read(fd: int, buf: mmap.mmap, off: int, n: int) -> int:
+        return os.preadv(fd, [memoryview(buf)[:n]], off)
+    return _raw_ranges(ranges, threads, chunk, 0, read)
+
+
+def _raw_ranges(ranges: list, threads: int, chunk: int, flags: int, read) -> int:
+    """``read(fd, buffer, offset, size)`` over every chunk of the ranges on
+    ``threads`` threads, each with a buffer of its own; the bytes read."""
     jobs = [(p, o, min(chunk, off + size - o)) for p, off, size in ranges
             for o in range(off, off + size, chunk)]
-    fds = {p: os.open(p, os.O_RDONLY | os.O_DIRECT) for p, _, _ in ranges}
+    fds = {p: os.open(p, os.O_RDONLY | flags) for p, _, _ in ranges}
+    if not flags & os.O_DIRECT:
+        for fd in fds.values():
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
     bufs = [mmap.mmap(-1, chunk + 8192) for _ in range(threads)]
     free = list(range(threads))
 
@@ -51,36 +73,7 @@ def raw_odirect_ranges(ranges: list, threads: int = 16, chunk: int = 16 << 20) -
         path, off, n = job
         slot = free.pop()
         try:
-            lo = off // 4096 * 4096
-            want = (off + n - lo + 4095) // 4096 * 4096
-            got = os.preadv(fds[path], [memoryview(bufs[slot])[:want]], lo)
-            return max(0, min(got - (off - lo), n))
-        finally:
-            free.append(slot)
-    try:
-        with cf.ThreadPoolExecutor(threads) as pool:
-            return sum(pool.map(one, jobs))
-    finally:
-        for fd in fds.values():
-            os.close(fd)
-
-
-def raw_buffered_ranges(ranges: list, threads: int = 16, chunk: int = 16 << 20) -> int:
-    """Buffered preadv of (path, offset, size) ranges in chunks of ``chunk`` on
-    ``threads`` threads (the kernel's readahead); returns bytes read."""
-    jobs = [(p, o, min(chunk, off + size - o)) for p, off, size in ranges
-            for o in range(off, off + size, chunk)]
-    fds = {p: os.open(p, os.O_RDONLY) for p, _, _ in ranges}
-    for fd in fds.values():
-        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_SEQUENTIAL)
-    bufs = [bytearray(chunk) for _ in range(threads)]
-    free = list(range(threads))
-
-    def one(job):
-        path, off, n = job
-        slot = free.pop()
-        try:
-            return os.preadv(fds[path], [memoryview(bufs[slot])[:n]], off)
+            return read(fds[path], bufs[slot], off, n)
         finally:
             free.append(slot)
     try:
