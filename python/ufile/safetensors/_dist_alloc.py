@@ -23,9 +23,13 @@ class Allocator:
         self.cv = threading.Condition()
         self.stopping = False
         self.done = False
-        cuda = device != "cpu"
-        self.ctx = (lambda: _cuda_ctx(torch, device, torch.cuda.current_stream())) if cuda \
-            else contextlib.nullcontext
+        if device != "cpu":
+            # The caller's stream, taken here: asked for on the thread, it would be
+            # device 0's, and asking creates device 0's context.
+            stream = torch.cuda.current_stream(device)
+            self.ctx = lambda: _cuda_ctx(torch, device, stream)
+        else:
+            self.ctx = contextlib.nullcontext
         self.thread = threading.Thread(target=self._run, args=(list(order),),
                                        name="ufile-load-alloc", daemon=True)
         self.thread.start()
@@ -70,9 +74,8 @@ class Allocator:
 
 @contextlib.contextmanager
 def _cuda_ctx(torch: Any, device: str, stream: Any) -> Any:
-    # set_device, not torch.cuda.device(): leaving that restores this thread's
-    # previous device, device 0, and since CUDA 12 setting a device creates its
-    # primary context, a second context in the process.
+    # set_device, not torch.cuda.device(): leaving that would restore this
+    # thread's previous device, device 0, whose context setting it creates.
     torch.cuda.set_device(device)
     with torch.cuda.stream(stream):
         yield
