@@ -181,7 +181,6 @@ class Executor:
         self.alloc = Allocator(self._alloc_order(), self._make, self.torch, self.device,
                                self._note)
         prep = di = 0
-        finished = False
         try:
             for t in range(len(ops)):
                 while prep < len(ops) and prep < t + ahead and self._can_prepare(prep, t):
@@ -197,11 +196,12 @@ class Executor:
             self._submit_direct(di, None)
             yield from self._ready(block=True)   # streams what completes, in order
             self._finish()
-            finished = True
-            yield from self._ready(final=True)
-        finally:
-            if not finished:
-                self._drain()
+        except GeneratorExit:   # the consumer closed the iterator before the end
+            self._drain()
+            raise
+        # Any other exception here came from a collective (a rank exited, a
+        # timeout): the group is broken, so nothing more is issued on it.
+        yield from self._ready(final=True)
 
     def _submit_direct(self, di: int, before: tuple | None) -> int:
         """Submits direct reads up to file position ``before`` (None: all)."""
@@ -420,9 +420,9 @@ class Executor:
             torch.cuda.current_stream().wait_stream(self.side)
 
     def _drain(self) -> None:
-        """The consumer stopped iterating (or an error escaped): joins every
-        remaining collective as a failed rank, so the others raise instead of
-        waiting, then the final agreement (whose error is not raised here)."""
+        """The consumer stopped iterating: joins every remaining collective as
+        a failed rank, so the others raise instead of waiting, then the final
+        agreement (whose error is not raised here)."""
         if self.agreeing:
             return
         if self.failed is None:
