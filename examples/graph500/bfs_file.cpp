@@ -84,7 +84,7 @@ struct LevelCtx {
   std::atomic<bool> failed{false};
 };
 
-void Fail(LevelCtx &c, Status s) {
+void RecordFailure(LevelCtx &c, Status s) {
   std::lock_guard<std::mutex> lock(c.mu);
   if (c.err.ok()) c.err = std::move(s);
   c.failed.store(true, std::memory_order_relaxed);
@@ -96,14 +96,15 @@ bool ReadInto(LevelCtx &c, uint32_t *buf, uint64_t first, uint64_t count) {
   if (r >= 0) c.bytes.fetch_add(static_cast<uint64_t>(r), std::memory_order_relaxed);
   if (r == static_cast<int64_t>(count * 4)) return true;
   if (r >= 0)
-    Fail(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
+    RecordFailure(c, Status::Error(-EIO, "graph file shorter than its row offsets"));
   else
-    Fail(c, Status::Error(static_cast<int>(r),
-                          "cuFileRead of neighbour lists: " + CuFileReadError(r)));
+    RecordFailure(c, Status::Error(static_cast<int>(r),
+                                   "cuFileRead of neighbour lists: " + CuFileReadError(r)));
   return false;
 }
 
-void Visit(LevelCtx &c, uint32_t p, const uint32_t *nbr, uint64_t n, std::vector<uint32_t> &out) {
+void ClaimList(LevelCtx &c, uint32_t p, const uint32_t *nbr, uint64_t n,
+               std::vector<uint32_t> &out) {
   const uint64_t nv = c.f.header().nv;
   for (uint64_t k = 0; k < n; k++)
     if (nbr[k] < nv && Claim(c.parent, nbr[k], p)) out.push_back(nbr[k]);
@@ -130,12 +131,12 @@ void ExpandChunk(LevelCtx &c, const uint32_t *v, uint64_t n, std::vector<uint32_
     if (end - start <= cap) {
       if (end > start && !ReadInto(c, buf.data(), start, end - start)) return;
       for (uint64_t k = i; k < j; k++)
-        Visit(c, v[k], buf.data() + (off[v[k]] - start), off[v[k] + 1] - off[v[k]], out);
+        ClaimList(c, v[k], buf.data() + (off[v[k]] - start), off[v[k] + 1] - off[v[k]], out);
     } else {  // one list longer than the buffer
       for (uint64_t at = start; at < end; at += cap) {
         const uint64_t len = std::min(cap, end - at);
         if (!ReadInto(c, buf.data(), at, len)) return;
-        Visit(c, v[i], buf.data(), len, out);
+        ClaimList(c, v[i], buf.data(), len, out);
       }
     }
     i = j;
@@ -169,7 +170,7 @@ Status FileBfs(const GraphFile &f, uint64_t root, const FileBfsOptions &o,
     stats->reads += c.reads.load();
     stats->levels++;
     if (!c.err.ok()) return c.err;
-    next.Gather(&cur);
+    next.Gather(&cur, true);
   }
   return Status::Ok();
 }

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the GPU searches share (bfs_gpu.cu, bfs_hostio.cu): the error macro,
-// the claim of a vertex, and the search's arrays (parents, two frontiers,
-// counters) with their per-search and per-level steps.
+// What the GPU searches share (bfs_gpu.cu, bfs_devio.cu, bfs_hostio.cu): the
+// error macro, the claim of a vertex, and the search's arrays (parents, two
+// frontiers, counters) with their per-search and per-level steps. Every
+// search leaves its tree in GPU memory, as the specification's output;
+// CopyParents fetches it outside the timed search.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,8 +32,8 @@ inline int CudaFail(cudaError_t e, const char *what, std::string *err) {
   } while (0)
 
 // Claims w for parent u; appends it to the next frontier if it was unreached.
-__device__ __forceinline__ void Visit(uint32_t w, uint32_t u, uint64_t nv, ull *parent,
-                                      uint32_t *next, ull *nnext) {
+__device__ __forceinline__ void ClaimVertex(uint32_t w, uint32_t u, uint64_t nv, ull *parent,
+                                            uint32_t *next, ull *nnext) {
   if (w >= nv || parent[w] != kUnreached) return;
   if (atomicCAS(&parent[w], kUnreached, static_cast<ull>(u)) == kUnreached)
     next[atomicAdd(nnext, 1ull)] = w;
@@ -46,12 +48,12 @@ inline void PreferBlockingSync() {
 }
 
 // Frontier arrays and the parent array, as every GPU search keeps them.
-struct Search {
+struct BfsArrays {
   ull *parent = nullptr, *counters = nullptr;  // nnext, bytes, error, cursor
   uint32_t *cur = nullptr, *next = nullptr;
 };
 
-inline int AllocSearch(Search *s, uint64_t nv, std::string *err) {
+inline int AllocArrays(BfsArrays *s, uint64_t nv, std::string *err) {
   G500_CUDA(cudaMalloc(&s->parent, nv * sizeof(ull)), "cudaMalloc parent");
   G500_CUDA(cudaMalloc(&s->cur, nv * sizeof(uint32_t)), "cudaMalloc frontier");
   G500_CUDA(cudaMalloc(&s->next, nv * sizeof(uint32_t)), "cudaMalloc frontier");
@@ -59,15 +61,15 @@ inline int AllocSearch(Search *s, uint64_t nv, std::string *err) {
   return 0;
 }
 
-inline void FreeSearch(Search *s) {
+inline void FreeArrays(BfsArrays *s) {
   cudaFree(s->parent);
   cudaFree(s->cur);
   cudaFree(s->next);
   cudaFree(s->counters);
-  *s = Search{};
+  *s = BfsArrays{};
 }
 
-inline int StartSearch(Search *s, uint64_t nv, uint64_t root, std::string *err) {
+inline int StartSearch(BfsArrays *s, uint64_t nv, uint64_t root, std::string *err) {
   const ull r = root;
   const uint32_t r32 = static_cast<uint32_t>(root);
   G500_CUDA(cudaMemset(s->parent, 0xff, nv * sizeof(ull)), "cudaMemset parent");
@@ -78,7 +80,7 @@ inline int StartSearch(Search *s, uint64_t nv, uint64_t root, std::string *err) 
 }
 
 // After a level: the next frontier's size and the error word; swaps frontiers.
-inline int EndLevel(Search *s, ull *ncur, long long *error, std::string *err) {
+inline int EndLevel(BfsArrays *s, ull *ncur, long long *error, std::string *err) {
   G500_CUDA(cudaGetLastError(), "level kernel launch");
   G500_CUDA(cudaDeviceSynchronize(), "level kernel");
   ull c[4];
@@ -93,7 +95,15 @@ inline int EndLevel(Search *s, ull *ncur, long long *error, std::string *err) {
   return 0;
 }
 
-// 0 if need bytes (what) fit in the GPU's free memory, else -ENOMEM with both sizes.
+// The parent array of the last search, nv entries, into host memory.
+inline int CopyParents(const BfsArrays *s, uint64_t nv, int64_t *parent, std::string *err) {
+  G500_CUDA(cudaMemcpy(parent, s->parent, nv * sizeof(ull), cudaMemcpyDeviceToHost),
+            "copy parents");
+  return 0;
+}
+
+// 0 if need bytes (what) fit in the GPU's free memory (under a
+// --gpu-memory-limit, what the limit leaves), else -ENOMEM with both sizes.
 inline int FitsInGpu(uint64_t need, const char *what, std::string *err) {
   size_t free_b = 0, total_b = 0;
   G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
@@ -115,7 +125,8 @@ inline int SortSpace(uint64_t nv, int *key_bits, size_t *bytes, std::string *err
 }
 
 // Sorts the current frontier (ncur vertices) in place, next as scratch.
-inline int SortCur(Search *s, void *tmp, size_t bytes, int key_bits, ull ncur, std::string *err) {
+inline int SortCur(BfsArrays *s, void *tmp, size_t bytes, int key_bits, ull ncur,
+                   std::string *err) {
   if (ncur < 2) return 0;
   cub::DoubleBuffer<uint32_t> keys(s->cur, s->next);
   G500_CUDA(cub::DeviceRadixSort::SortKeys(tmp, bytes, keys, static_cast<int>(ncur), 0, key_bits),

@@ -5,9 +5,11 @@
 // compare-and-swap on the parent.
 //
 // HostBfs reads the graph in memory (a Csr: vectors or the mapped file,
-// that is the page cache). FileBfs keeps only the row offsets in memory and
-// reads each frontier vertex's neighbour list from the file with cuFileRead
-// into host buffers; it is the host-driven search over the file.
+// that is the page cache). Direction-optimizing (Beamer et al.), it scans
+// the unreached vertices for a parent in the frontier (bottom-up) while the
+// frontier is large, and keeps that frontier as a byte a vertex. FileBfs keeps only the row offsets
+// in memory and reads each frontier vertex's neighbour list from the file with cuFileRead into host
+// buffers; it is the host-driven search over the file.
 #pragma once
 
 #include <cstdint>
@@ -24,16 +26,23 @@ struct HostBfsOptions {
   bool direction_optimizing = false;  // bottom-up levels while the frontier is large
 };
 
-// parent is resized to nv. Neighbours outside [0, nv) are skipped.
-void HostBfs(const Csr &g, uint64_t root, const HostBfsOptions &o, std::vector<int64_t> *parent);
+struct HostBfsLevels {
+  uint32_t top_down = 0, bottom_up = 0;
+};
+
+// parent is resized to nv. Neighbours outside [0, nv) are skipped. Returns
+// the levels searched each way.
+HostBfsLevels HostBfs(const Csr &g, uint64_t root, const HostBfsOptions &o,
+                      std::vector<int64_t> *parent);
 
 // Vertices of a frontier, split among threads, then gathered.
 class Frontier {
  public:
   explicit Frontier(unsigned threads) : local_(threads) {}
   std::vector<uint32_t> &Local(unsigned t) { return local_[t]; }
-  // Moves the threads' vectors into `out` (sorted, so reads go in file order).
-  void Gather(std::vector<uint32_t> *out);
+  // Moves the threads' vectors into `out`; sorted, so that reads of their
+  // lists go in file order.
+  void Gather(std::vector<uint32_t> *out, bool sorted);
 
  private:
   std::vector<std::vector<uint32_t>> local_;

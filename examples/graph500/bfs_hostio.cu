@@ -3,8 +3,9 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
-#include "bfs_gpu_search.cuh"
+#include "bfs_gpu_common.cuh"
 #include "bfs_hostio_gpu.h"
 
 namespace g500::gpu {
@@ -13,7 +14,7 @@ namespace {
 using namespace detail;  // NOLINT: the searches' shared pieces
 
 // A warp a batch entry: claims every vertex of its list (or piece).
-__global__ void ExpandBatch(const uint32_t *buf, const uint32_t *vertex, const uint64_t *pos,
+__global__ void ExpandBatch(const uint32_t *buf, const uint32_t *vertex, const uint32_t *pos,
                             const uint32_t *len, ull n, uint64_t nv, ull *parent, uint32_t *next,
                             ull *nnext) {
   const ull tid = blockIdx.x * static_cast<ull>(blockDim.x) + threadIdx.x;
@@ -22,9 +23,23 @@ __global__ void ExpandBatch(const uint32_t *buf, const uint32_t *vertex, const u
   for (ull k = tid / 32; k < n; k += nwarps) {
     const uint32_t *src = buf + pos[k];
     const uint32_t u = vertex[k], m = len[k];
-    for (uint32_t j = lane; j < m; j += 32) Visit(src[j], u, nv, parent, next, nnext);
+    for (uint32_t j = lane; j < m; j += 32) ClaimVertex(src[j], u, nv, parent, next, nnext);
   }
 }
+
+struct Slot {
+  uint32_t *buf = nullptr;                                        // device
+  uint32_t *dvertex = nullptr, *dpos = nullptr, *dlen = nullptr;  // device copy of the index
+  uint32_t *vertex = nullptr, *pos = nullptr, *len = nullptr;     // pinned host
+  bool registered = false;
+  cudaEvent_t done = nullptr;
+  bool pending = false;
+};
+
+struct Worker {
+  cudaStream_t stream = nullptr;
+  Slot slot[2];
+};
 
 }  // namespace
 
@@ -33,20 +48,51 @@ struct HostioGpu {
   int key_bits = 0;
   void *sort_tmp = nullptr;
   size_t sort_bytes = 0;
-  Search s;
-  uint32_t *buf[2] = {};
-  bool registered[2] = {};
-  uint32_t *vertex[2] = {}, *len[2] = {};
-  uint64_t *pos[2] = {};
-  cudaEvent_t done[2] = {};
-  bool pending[2] = {};
+  BfsArrays s;
+  std::vector<Worker> workers;
   uint32_t *frontier = nullptr;  // pinned host memory
 };
 
-int OpenHostioGpu(uint64_t nv, uint64_t buffer_entries, uint64_t index_entries, HostioGpu **out,
-                  std::string *err) {
-  if (buffer_entries == 0 || index_entries == 0)
-    return *err = "buffer and index entries must be positive", -EINVAL;
+namespace {
+
+int OpenSlot(HostioGpu *g, Slot &s, std::string *err) {
+  const uint64_t ie = g->index_entries;
+  G500_CUDA(cudaMalloc(&s.buf, g->buffer_entries * 4), "cudaMalloc list buffer");
+  G500_CUDA(cudaMalloc(&s.dvertex, ie * 4), "cudaMalloc batch index");
+  G500_CUDA(cudaMalloc(&s.dpos, ie * 4), "cudaMalloc batch index");
+  G500_CUDA(cudaMalloc(&s.dlen, ie * 4), "cudaMalloc batch index");
+  G500_CUDA(cudaMallocHost(&s.vertex, ie * 4), "cudaMallocHost batch index");
+  G500_CUDA(cudaMallocHost(&s.pos, ie * 4), "cudaMallocHost batch index");
+  G500_CUDA(cudaMallocHost(&s.len, ie * 4), "cudaMallocHost batch index");
+  G500_CUDA(cudaEventCreateWithFlags(&s.done, cudaEventDisableTiming | cudaEventBlockingSync),
+            "cudaEventCreate");
+  const CUfileError_t e = cuFileBufRegister(s.buf, g->buffer_entries * 4, 0);
+  if (e.err != CU_FILE_SUCCESS)
+    return *err = std::string("cuFileBufRegister: ") + cufileop_status_error(e.err), -EIO;
+  s.registered = true;
+  return 0;
+}
+
+void CloseSlot(Slot &s) {
+  if (s.registered) cuFileBufDeregister(s.buf);
+  cudaFree(s.buf);
+  cudaFree(s.dvertex);
+  cudaFree(s.dpos);
+  cudaFree(s.dlen);
+  cudaFreeHost(s.vertex);
+  cudaFreeHost(s.pos);
+  cudaFreeHost(s.len);
+  if (s.done != nullptr) cudaEventDestroy(s.done);
+}
+
+}  // namespace
+
+int OpenHostioGpu(uint64_t nv, unsigned workers, uint64_t buffer_entries, uint64_t index_entries,
+                  HostioGpu **out, std::string *err) {
+  *out = nullptr;
+  if (workers == 0 || buffer_entries == 0 || index_entries == 0)
+    return *err = "workers, buffer and index entries must be positive", -EINVAL;
+  if (buffer_entries > 0xffffffffu) return *err = "a buffer holds at most 2^32 entries", -EINVAL;
   if (nv > 0x7fffffffu) return *err = "more vertices than the frontier sort takes", -EINVAL;
   PreferBlockingSync();
   auto *g = new HostioGpu;
@@ -56,33 +102,29 @@ int OpenHostioGpu(uint64_t nv, uint64_t buffer_entries, uint64_t index_entries, 
   g->index_entries = index_entries;
   int rc = SortSpace(nv, &g->key_bits, &g->sort_bytes, err);
   if (rc != 0) return rc;
-  const uint64_t need = nv * 16 + g->sort_bytes + 2 * (buffer_entries * 4 + index_entries * 16);
-  if ((rc = FitsInGpu(need, "search arrays and list buffers", err)) != 0) return rc;
+  const uint64_t slots = uint64_t{workers} * 2 * (buffer_entries * 4 + index_entries * 12);
+  if ((rc = FitsInGpu(nv * 16 + g->sort_bytes + slots, "search arrays and list buffers", err)) != 0)
+    return rc;
   G500_CUDA(cudaMalloc(&g->sort_tmp, g->sort_bytes), "cudaMalloc sort space");
-  if ((rc = AllocSearch(&g->s, nv, err)) != 0) return rc;
-  for (int k = 0; k < 2; k++) {
-    G500_CUDA(cudaMalloc(&g->buf[k], buffer_entries * 4), "cudaMalloc list buffer");
-    G500_CUDA(cudaMalloc(&g->vertex[k], index_entries * 4), "cudaMalloc batch index");
-    G500_CUDA(cudaMalloc(&g->len[k], index_entries * 4), "cudaMalloc batch index");
-    G500_CUDA(cudaMalloc(&g->pos[k], index_entries * 8), "cudaMalloc batch index");
-    G500_CUDA(cudaEventCreateWithFlags(&g->done[k], cudaEventDisableTiming | cudaEventBlockingSync),
-              "cudaEventCreate");
-    const CUfileError_t e = cuFileBufRegister(g->buf[k], buffer_entries * 4, 0);
-    if (e.err != CU_FILE_SUCCESS)
-      return *err = std::string("cuFileBufRegister: ") + cufileop_status_error(e.err), -EIO;
-    g->registered[k] = true;
-  }
+  if ((rc = AllocArrays(&g->s, nv, err)) != 0) return rc;
   G500_CUDA(cudaMallocHost(&g->frontier, nv * 4), "cudaMallocHost frontier");
+  g->workers.resize(workers);
+  for (Worker &w : g->workers) {
+    G500_CUDA(cudaStreamCreateWithFlags(&w.stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    for (Slot &s : w.slot)
+      if ((rc = OpenSlot(g, s, err)) != 0) return rc;
+  }
   return 0;
 }
 
-uint32_t *HostioBuffer(HostioGpu *g, int slot) {
-  return g->buf[slot];
+HostioSlot HostioSlotOf(HostioGpu *g, unsigned worker, int slot) {
+  const Slot &s = g->workers[worker].slot[slot];
+  return {s.buf, s.vertex, s.pos, s.len};
 }
 
 int HostioStart(HostioGpu *g, uint64_t root, std::string *err) {
   if (root >= g->nv) return *err = "root out of range", -EINVAL;
-  g->pending[0] = g->pending[1] = false;
+  for (Worker &w : g->workers) w.slot[0].pending = w.slot[1].pending = false;
   return StartSearch(&g->s, g->nv, root, err);
 }
 
@@ -94,57 +136,56 @@ int HostioFrontier(HostioGpu *g, uint64_t ncur, const uint32_t **v, std::string 
   return 0;
 }
 
-int HostioWait(HostioGpu *g, int slot, std::string *err) {
-  if (!g->pending[slot]) return 0;
-  g->pending[slot] = false;
-  G500_CUDA(cudaEventSynchronize(g->done[slot]), "expanding a batch");
+int HostioExpand(HostioGpu *g, unsigned worker, int slot, uint64_t n, std::string *err) {
+  if (n == 0) return 0;
+  if (n > g->index_entries) return *err = "batch larger than its index", -EINVAL;
+  Worker &w = g->workers[worker];
+  Slot &s = w.slot[slot];
+  G500_CUDA(cudaMemcpyAsync(s.dvertex, s.vertex, n * 4, cudaMemcpyHostToDevice, w.stream),
+            "copy batch index");
+  G500_CUDA(cudaMemcpyAsync(s.dpos, s.pos, n * 4, cudaMemcpyHostToDevice, w.stream),
+            "copy batch index");
+  G500_CUDA(cudaMemcpyAsync(s.dlen, s.len, n * 4, cudaMemcpyHostToDevice, w.stream),
+            "copy batch index");
+  const ull blocks = (n * 32 + kBlock - 1) / kBlock;
+  ExpandBatch<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kBlock, 0, w.stream>>>(
+      s.buf, s.dvertex, s.dpos, s.dlen, n, g->nv, g->s.parent, g->s.next, g->s.counters);
+  G500_CUDA(cudaGetLastError(), "expand kernel launch");
+  G500_CUDA(cudaEventRecord(s.done, w.stream), "cudaEventRecord");
+  s.pending = true;
   return 0;
 }
 
-int HostioExpand(HostioGpu *g, int slot, const HostioBatch &b, std::string *err) {
-  if (b.n == 0) return 0;
-  if (b.n > g->index_entries) return *err = "batch larger than its index", -EINVAL;
-  G500_CUDA(cudaMemcpy(g->vertex[slot], b.vertex, b.n * 4, cudaMemcpyHostToDevice), "copy index");
-  G500_CUDA(cudaMemcpy(g->len[slot], b.len, b.n * 4, cudaMemcpyHostToDevice), "copy index");
-  G500_CUDA(cudaMemcpy(g->pos[slot], b.pos, b.n * 8, cudaMemcpyHostToDevice), "copy index");
-  const ull blocks = (b.n * 32 + kBlock - 1) / kBlock;
-  ExpandBatch<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kBlock>>>(
-      g->buf[slot], g->vertex[slot], g->pos[slot], g->len[slot], b.n, g->nv, g->s.parent, g->s.next,
-      g->s.counters);
-  G500_CUDA(cudaGetLastError(), "expand kernel launch");
-  G500_CUDA(cudaEventRecord(g->done[slot], 0), "cudaEventRecord");
-  g->pending[slot] = true;
+int HostioWait(HostioGpu *g, unsigned worker, int slot, std::string *err) {
+  Slot &s = g->workers[worker].slot[slot];
+  if (!s.pending) return 0;
+  s.pending = false;
+  G500_CUDA(cudaEventSynchronize(s.done), "expanding a batch");
   return 0;
 }
 
 int HostioEndLevel(HostioGpu *g, uint64_t *ncur, std::string *err) {
   ull n = 0;
   long long error = 0;
-  const int rc = EndLevel(&g->s, &n, &error, err);
-  g->pending[0] = g->pending[1] = false;
+  const int rc = EndLevel(&g->s, &n, &error, err);  // synchronises every stream
+  for (Worker &w : g->workers) w.slot[0].pending = w.slot[1].pending = false;
   *ncur = n;
   return rc;
 }
 
 int HostioParents(HostioGpu *g, int64_t *parent, std::string *err) {
-  G500_CUDA(cudaMemcpy(parent, g->s.parent, g->nv * sizeof(ull), cudaMemcpyDeviceToHost),
-            "copy parents");
-  return 0;
+  return CopyParents(&g->s, g->nv, parent, err);
 }
 
 void CloseHostioGpu(HostioGpu *g) {
   if (g == nullptr) return;
-  for (int k = 0; k < 2; k++) {
-    if (g->registered[k]) cuFileBufDeregister(g->buf[k]);
-    cudaFree(g->buf[k]);
-    cudaFree(g->vertex[k]);
-    cudaFree(g->len[k]);
-    cudaFree(g->pos[k]);
-    if (g->done[k] != nullptr) cudaEventDestroy(g->done[k]);
+  for (Worker &w : g->workers) {
+    for (Slot &s : w.slot) CloseSlot(s);
+    if (w.stream != nullptr) cudaStreamDestroy(w.stream);
   }
   cudaFree(g->sort_tmp);
   cudaFreeHost(g->frontier);
-  FreeSearch(&g->s);
+  FreeArrays(&g->s);
   delete g;
 }
 

@@ -23,6 +23,23 @@ inline bool ParseU64(const std::string &s, uint64_t lo, uint64_t hi, uint64_t *o
   return true;
 }
 
+// s as a byte count: decimal digits with an optional suffix k, M, G or T
+// (powers of 1024), at least lo; false otherwise.
+inline bool ParseBytes(const std::string &s, uint64_t lo, uint64_t *out) {
+  static const std::string kSuffix = "kMGT";
+  std::string digits = s;
+  unsigned shift = 0;
+  const size_t at = s.empty() ? std::string::npos : kSuffix.find(s.back());
+  if (at != std::string::npos) {
+    digits.pop_back();
+    shift = 10 * static_cast<unsigned>(at + 1);
+  }
+  uint64_t v = 0;
+  if (!ParseU64(digits, 0, UINT64_MAX >> shift, &v) || (v << shift) < lo) return false;
+  *out = v << shift;
+  return true;
+}
+
 inline double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared pieces of the Graph500 example: a status value and parallel loops
-// over std::thread.
+// Shared pieces of the Graph500 example: a status value, parallel loops
+// over std::thread and a pool of threads kept for a whole run.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
@@ -66,6 +69,61 @@ void ParallelEach(uint64_t n, unsigned threads, Fn &&fn) {
   if (threads > 0) work(0);
   for (auto &th : pool) th.join();
 }
+
+// Threads made once and kept: Run(fn) calls fn(worker) on every worker and
+// returns when all have returned, so a search's levels (many per second on
+// small frontiers) pay no thread start. Run is for one caller at a time.
+class WorkerPool {
+ public:
+  explicit WorkerPool(unsigned workers) : n_(Threads(workers)) {
+    for (unsigned t = 0; t < n_; t++) threads_.emplace_back([this, t] { Loop(t); });
+  }
+  WorkerPool(const WorkerPool &) = delete;
+  WorkerPool &operator=(const WorkerPool &) = delete;
+  ~WorkerPool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    start_.notify_all();
+    for (auto &th : threads_) th.join();
+  }
+  unsigned size() const { return n_; }
+  void Run(const std::function<void(unsigned)> &fn) {
+    std::unique_lock<std::mutex> lock(mu_);
+    fn_ = &fn;
+    running_ = n_;
+    generation_++;
+    start_.notify_all();
+    done_.wait(lock, [this] { return running_ == 0; });
+    fn_ = nullptr;
+  }
+
+ private:
+  void Loop(unsigned t) {
+    uint64_t seen = 0;
+    for (;;) {
+      std::unique_lock<std::mutex> lock(mu_);
+      start_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      if (stop_) return;
+      seen = generation_;
+      const std::function<void(unsigned)> *fn = fn_;
+      lock.unlock();
+      (*fn)(t);
+      lock.lock();
+      if (--running_ == 0) done_.notify_one();
+    }
+  }
+
+  const unsigned n_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable start_, done_;
+  const std::function<void(unsigned)> *fn_ = nullptr;  // guarded by mu_
+  uint64_t generation_ = 0;                            // guarded by mu_
+  unsigned running_ = 0;                               // guarded by mu_
+  bool stop_ = false;                                  // guarded by mu_
+};
 
 // SplitMix64's finaliser: a counter-based generator, so that any edge or
 // draw can be computed on its own, by any thread, in any order.

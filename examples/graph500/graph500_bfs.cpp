@@ -1,91 +1,122 @@
 // SPDX-License-Identifier: Apache-2.0
 // graph500-bfs: Graph500's BFS benchmark over a graph file from
-// graph500-gen. For each search mode, the searches from the same sampled
-// roots, each tree validated by the specification's rules, then the
-// specification's output block (TEPS over the searches: harmonic mean,
-// quartiles) with the bytes read and the CPU cores used (CPU time / wall
-// time of the searches alone).
+// graph500-gen. For each search mode (search_mode.h), an untimed warm-up
+// search, then the searches from the same sampled roots, each tree validated
+// by the specification's rules, then the specification's output block (TEPS
+// over the searches: harmonic mean, quartiles) with the bytes read and the
+// CPU cores used (CPU time / wall time of the searches alone).
 //
 //   graph500-bfs -f FILE [-m MODES] [-n ROOTS] [-t THREADS] [--seed N]
 //                [--cold] [--validate N] [--gap BYTES] [GPU options]
 //
-// MODES, comma-separated: host (CPU over the mapped file, the page cache),
-// host-do (the same, direction-optimizing), file (the CPU's search, reading
-// the neighbour lists with cuFileRead); where built with CUDA, gpu-mem (the
-// whole graph in GPU memory), gpu-devio (row offsets in GPU memory,
-// neighbour lists read by the kernels through ufile's device queues;
-// --queues, --depth, --staging, --warps, --sqthreads size them) and
-// gpu-hostio (the GPU searches, host threads read the lists into GPU memory
-// with cuFileRead). --gap: file, gpu-devio and gpu-hostio read two lists in
-// one request across a gap up to this many bytes. construction_time is the
-// upload of the GPU modes' arrays. --cold drops the file's pages before each
-// search. --validate N: only the first N roots' trees are validated.
+// MODES, comma-separated, from search_mode.h. --gap: file, gpu-devio and
+// gpu-hostio read two lists in one request across a gap up to this many
+// bytes (default 4096, gpu-hostio 32768). --queues, --depth, --staging,
+// --warps, --sqthreads size gpu-devio's device queues. --gpu-memory-limit
+// BYTES (suffix k, M, G, T allowed): the GPU modes may use at most this much
+// GPU memory (the rest is held in one allocation); a mode that needs more
+// says "not run" and the others go on. construction_time is the making of a
+// mode's arrays, queues and threads. --cold drops the file's pages before
+// each search. --validate N: only the first N roots' trees are validated.
 // Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include "bfs_file.h"
-#include "bfs_host.h"
 #include "cli.h"
+#include "search_mode.h"
 #include "stats.h"
 #include "validate.h"
-#ifdef G500_HAVE_GPU
-#include <ufile/device.h>
-
-#include "bfs_gpu.h"
-#include "bfs_hostio.h"
-#endif
 
 namespace {
 
 struct Args {
   std::string file;
-  std::vector<std::string> modes{"host", "file"};
+  std::vector<std::string> modes{"host-do", "file"};
   uint64_t roots = 64, seed = 2, threads = 0;
   bool cold = false;
   uint64_t validate = UINT64_MAX;  // trees validated a mode: the first N roots' (default all)
-  uint64_t queues = 16, depth = 512, staging = 16384, warps = 0, sqthreads = 0, gap = 4096;
+  uint64_t gpu_memory_limit = 0;   // 0: none
+  g500::SearchOptions search;
 };
 
-bool KnownMode(const std::string &m) {
-  if (m == "host" || m == "host-do" || m == "file") return true;
-#ifdef G500_HAVE_GPU
-  if (m == "gpu-mem" || m == "gpu-devio" || m == "gpu-hostio") return true;
-#endif
-  return false;
+bool Has(const std::vector<std::string> &names, const std::string &m) {
+  return std::find(names.begin(), names.end(), m) != names.end();
 }
 
-// The GPU searches' state, made once per mode and kept for every root.
-struct Gpu {
+bool GpuMode(const std::string &m) {
 #ifdef G500_HAVE_GPU
-  g500::gpu::MemGraph *mem = nullptr;
-  g500::gpu::DevioGraph *dio = nullptr;
-  g500::gpu::HostioGpu *hio = nullptr;
-  g500::gpu::DevioStats st;
-  ~Gpu() {
-    g500::gpu::FreeGraph(mem);
-    g500::gpu::CloseDevio(dio);
-    g500::gpu::CloseHostioGpu(hio);
-  }
+  return Has(g500::GpuModeNames(), m);
+#else
+  (void)m;
+  return false;
 #endif
-};
+}
 
 // Usage text; with no reason (-h, --help) on stdout and exit 0.
 int Usage(const std::string &why) {
   if (!why.empty()) std::fprintf(stderr, "graph500-bfs: %s\n", why.c_str());
+  std::string modes;
+  for (const auto &m : g500::CpuModeNames()) modes += (modes.empty() ? "" : ",") + m;
+#ifdef G500_HAVE_GPU
+  for (const auto &m : g500::GpuModeNames()) modes += "," + m;
+#endif
   std::fprintf(why.empty() ? stdout : stderr,
-               "usage: graph500-bfs -f FILE [-m host,host-do,file,gpu-mem,gpu-devio,gpu-hostio]"
-               " [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)] [--seed N] [--cold]"
-               " [--validate N(all)] [--gap BYTES(4096)] [--queues N] [--depth N] [--staging "
-               "BYTES] [--warps N]"
-               " [--sqthreads N]\n");
+               "usage: graph500-bfs -f FILE [-m %s] [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)]"
+               " [--seed N] [--cold] [--validate N(all)] [--gap BYTES] [--queues N] [--depth N]"
+               " [--staging BYTES] [--warps N] [--sqthreads N] [--gpu-memory-limit BYTES]\n",
+               modes.c_str());
   return why.empty() ? 0 : 2;
+}
+
+bool ParseOne(const std::string &k, const std::string &v, Args *a) {
+  g500::SearchOptions &s = a->search;
+  uint64_t n = 0;
+  bool ok = true;
+  auto u = [&](unsigned *dst, uint64_t lo, uint64_t hi) {
+    ok = g500::ParseU64(v, lo, hi, &n);
+    *dst = static_cast<unsigned>(n);
+  };
+  if (k == "-f")
+    a->file = v;
+  else if (k == "-n")
+    ok = g500::ParseU64(v, 1, 1024, &a->roots);
+  else if (k == "-t")
+    ok = g500::ParseU64(v, 0, 4096, &a->threads), s.threads = static_cast<unsigned>(a->threads);
+  else if (k == "--validate")
+    ok = g500::ParseU64(v, 0, UINT64_MAX, &a->validate);
+  else if (k == "--seed")
+    ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
+  else if (k == "--gap")
+    ok = g500::ParseU64(v, 0, 1 << 24, &s.merge_gap_bytes);
+  else if (k == "--queues")
+    u(&s.queues, 1, 1024);
+  else if (k == "--depth")
+    u(&s.depth, 32, 4096);
+  else if (k == "--staging")
+    ok = g500::ParseU64(v, 4096, 1 << 24, &s.staging_bytes);
+  else if (k == "--warps")
+    u(&s.warps, 0, 1 << 20);
+  else if (k == "--sqthreads")
+    u(&s.sq_threads, 0, 1024);
+  else if (k == "--gpu-memory-limit")
+    ok = g500::ParseBytes(v, 1, &a->gpu_memory_limit);
+  else if (k == "-m") {
+    a->modes.clear();
+    std::stringstream ss(v);
+    for (std::string m; std::getline(ss, m, ',');) {
+      ok = ok && (Has(g500::CpuModeNames(), m) || GpuMode(m));
+      a->modes.push_back(m);
+    }
+  } else
+    ok = false;
+  return ok;
 }
 
 bool Parse(int argc, char **argv, Args *a, std::string *why) {
@@ -98,98 +129,11 @@ bool Parse(int argc, char **argv, Args *a, std::string *why) {
     }
     if (i + 1 >= argc) return *why = k + " needs a value", false;
     const std::string v = argv[++i];
-    bool ok = true;
-    if (k == "-f")
-      a->file = v;
-    else if (k == "-n")
-      ok = g500::ParseU64(v, 1, 1024, &a->roots);
-    else if (k == "-t")
-      ok = g500::ParseU64(v, 0, 4096, &a->threads);
-    else if (k == "--validate")
-      ok = g500::ParseU64(v, 0, UINT64_MAX, &a->validate);
-    else if (k == "--seed")
-      ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
-    else if (k == "--gap")
-      ok = g500::ParseU64(v, 0, 1 << 24, &a->gap);
-    else if (k == "--queues")
-      ok = g500::ParseU64(v, 1, 1024, &a->queues);
-    else if (k == "--depth")
-      ok = g500::ParseU64(v, 32, 4096, &a->depth);
-    else if (k == "--staging")
-      ok = g500::ParseU64(v, 4096, 1 << 24, &a->staging);
-    else if (k == "--warps")
-      ok = g500::ParseU64(v, 0, 1 << 20, &a->warps);
-    else if (k == "--sqthreads")
-      ok = g500::ParseU64(v, 0, 1024, &a->sqthreads);
-    else if (k == "-m") {
-      a->modes.clear();
-      std::stringstream ss(v);
-      for (std::string m; std::getline(ss, m, ',');) {
-        ok = ok && KnownMode(m);
-        a->modes.push_back(m);
-      }
-    } else
-      ok = false;
-    if (!ok) return *why = "bad option " + k + " " + v, false;
+    if (!ParseOne(k, v, a)) return *why = "bad option " + k + " " + v, false;
   }
   if (a->file.empty()) return *why = "-f is required", false;
+  if (a->modes.empty()) return *why = "-m names no mode", false;
   return true;
-}
-
-// The GPU modes' arrays and queues, made before the searches.
-g500::Status Prepare(const std::string &mode, const Args &a, const g500::Csr &g,
-                     const g500::GraphFile &f, Gpu &gpu) {
-  int rc = 0;
-  std::string err;
-#ifdef G500_HAVE_GPU
-  if (mode == "gpu-mem" && gpu.mem == nullptr)
-    rc =
-        g500::gpu::UploadGraph(g.offsets().data(), g.cols().data(), g.nv(), g.ne(), &gpu.mem, &err);
-  if (mode == "gpu-devio" && gpu.dio == nullptr) {
-    const g500::gpu::DevioOptions o{.queues = static_cast<unsigned>(a.queues),
-                                    .depth = static_cast<unsigned>(a.depth),
-                                    .staging_bytes = a.staging,
-                                    .merge_gap_bytes = a.gap,
-                                    .warps = static_cast<unsigned>(a.warps),
-                                    .sq_threads = static_cast<unsigned>(a.sqthreads)};
-    rc = g500::gpu::OpenDevio(f.handle(), f.offsets().data(), g.nv(), g.header().cols_off, o,
-                              &gpu.dio, &err);
-  }
-  if (mode == "gpu-hostio" && gpu.hio == nullptr) {
-    const g500::HostioOptions o;
-    rc = g500::gpu::OpenHostioGpu(g.nv(), o.buffer_bytes / 4, o.index_entries, &gpu.hio, &err);
-  }
-#else
-  (void)mode, (void)a, (void)g, (void)f, (void)gpu;
-#endif
-  return rc == 0 ? g500::Status::Ok() : g500::Status::Error(rc, err);
-}
-
-// One search in the given mode; error text on failure.
-g500::Status Search(const std::string &mode, const Args &a, const g500::Csr &g,
-                    const g500::GraphFile &f, Gpu &gpu, uint64_t root, std::vector<int64_t> *parent,
-                    g500::FileBfsStats *st) {
-  const auto threads = static_cast<unsigned>(a.threads);
-  if (mode == "file")
-    return g500::FileBfs(f, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent, st);
-#ifdef G500_HAVE_GPU
-  if (mode == "gpu-hostio")
-    return g500::HostioBfs(f, gpu.hio, root, {.threads = threads, .merge_gap_bytes = a.gap}, parent,
-                           st);
-  if (mode == "gpu-mem" || mode == "gpu-devio") {
-    std::string err;
-    parent->assign(g.nv(), -1);
-    const int rc = mode == "gpu-mem"
-                       ? g500::gpu::BfsInMemory(gpu.mem, root, parent->data(), &err)
-                       : g500::gpu::BfsDevio(gpu.dio, root, parent->data(), &gpu.st, &err);
-    st->bytes_read = gpu.st.bytes_read;
-    return rc == 0 ? g500::Status::Ok() : g500::Status::Error(rc, err);
-  }
-#else
-  (void)gpu;
-#endif
-  g500::HostBfs(g, root, {.threads = threads, .direction_optimizing = mode == "host-do"}, parent);
-  return g500::Status::Ok();
 }
 
 uint64_t ComponentEdges(const g500::Csr &g, const std::vector<int64_t> &parent) {
@@ -199,38 +143,65 @@ uint64_t ComponentEdges(const g500::Csr &g, const std::vector<int64_t> &parent) 
   return n / 2;
 }
 
+// gpu-mem and gpu-zerocopy copy the graph when they open: no page cache to drop.
+bool ReadsFileWhileSearching(const std::string &mode) {
+  return mode != "gpu-mem" && mode != "gpu-zerocopy";
+}
+
+void DropPages(const Args &a, const g500::Csr &g, const g500::GraphFile &f,
+               const std::string &mode) {
+  if (!a.cold || !ReadsFileWhileSearching(mode)) return;
+  g.ReleaseMappedPages();  // mapped pages are not dropped: unmap them first
+  posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
+}
+
+// Opens the mode; true with *m set, or false with the exit status in *rc
+// (0 when a mode does not fit under --gpu-memory-limit: it is not run).
+bool OpenMode(const std::string &mode, const Args &a, const g500::Csr &g, const g500::GraphFile &f,
+              std::unique_ptr<g500::SearchMode> *m, int *rc) {
+  g500::Status s = GpuMode(mode) ? g500::OpenGpuMode(mode, g, f, a.search, m)
+                                 : g500::OpenCpuMode(mode, g, f, a.search, m);
+  if (s.ok()) return true;
+  if (a.gpu_memory_limit > 0 && s.code == -ENOMEM) {
+    std::printf("%s: not run: it cannot run under --gpu-memory-limit %llu: %s\n", mode.c_str(),
+                static_cast<unsigned long long>(a.gpu_memory_limit), s.msg.c_str());
+    *rc = 0;
+    return false;
+  }
+  std::fprintf(stderr, "graph500-bfs: %s: %s\n", mode.c_str(), s.msg.c_str());
+  *rc = 1;
+  return false;
+}
+
 int RunMode(const std::string &mode, const Args &a, const g500::Csr &g, const g500::GraphFile &f,
             const std::vector<uint64_t> &roots) {
-  Gpu gpu;
+  std::unique_ptr<g500::SearchMode> m;
   const double p0 = g500::Now();
-  const g500::Status prep = Prepare(mode, a, g, f, gpu);
+  int rc = 0;
+  if (!OpenMode(mode, a, g, f, &m, &rc)) return rc;
   const double construction = g500::Now() - p0;
-  if (!prep.ok()) {
-    std::fprintf(stderr, "graph500-bfs: %s: %s\n", mode.c_str(), prep.msg.c_str());
-    return 1;
-  }
+  // Untimed: the first search pays the kernels' loading and the libraries' set-up.
+  DropPages(a, g, f, mode);
+  g500::Status s = m->Search(roots.at(0));
   std::vector<g500::RunRecord> runs;
-  std::vector<int64_t> parent;
-  g500::FileBfsStats st;
+  std::vector<int64_t> parent(g.nv());
   double wall = 0, cpu = 0;
-  for (uint64_t root : roots) {
-    if (a.cold) {  // mapped pages are not dropped: unmap them first
-      g.ReleaseMappedPages();
-      posix_fadvise(f.fd(), 0, 0, POSIX_FADV_DONTNEED);
-    }
+  for (size_t k = 0; s.ok() && k < roots.size(); k++) {
+    const uint64_t root = roots[k];
+    DropPages(a, g, f, mode);
     const double c0 = g500::CpuSeconds(), t0 = g500::Now();
-    const g500::Status s = Search(mode, a, g, f, gpu, root, &parent, &st);
+    s = m->Search(root);
     const double t1 = g500::Now();
     cpu += g500::CpuSeconds() - c0;
     wall += t1 - t0;
+    if (s.ok() && k < a.validate) s = m->Tree(&parent);
     if (!s.ok()) {
       std::fprintf(stderr, "graph500-bfs: %s from %llu: %s\n", mode.c_str(),
                    static_cast<unsigned long long>(root), s.msg.c_str());
       return 1;
     }
     g500::Validation v;
-    if (runs.size() < a.validate)
-      v = g500::ValidateBfs(g, root, parent, static_cast<unsigned>(a.threads));
+    if (k < a.validate) v = g500::ValidateBfs(g, root, parent, static_cast<unsigned>(a.threads));
     if (!v.ok()) {
       std::fprintf(stderr, "graph500-bfs: %s from %llu: invalid tree (%s): %s\n", mode.c_str(),
                    static_cast<unsigned long long>(root), g500::BfsErrorName(v.error),
@@ -238,22 +209,52 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g, const g5
       return 1;
     }
     // An unvalidated tree's edge count: the input edges of its vertices.
-    if (runs.size() >= a.validate) v.nedge = ComponentEdges(g, parent);
+    if (k >= a.validate) {
+      if (!(s = m->Tree(&parent)).ok()) break;
+      v.nedge = ComponentEdges(g, parent);
+    }
     runs.push_back({t1 - t0, v.nedge});
   }
+  if (!s.ok()) {
+    std::fprintf(stderr, "graph500-bfs: %s: %s\n", mode.c_str(), s.msg.c_str());
+    return 1;
+  }
   const std::string p = mode + ": ";
-  std::printf("%smode: %s%s\n", p.c_str(), mode.c_str(), a.cold ? " (cold page cache)" : "");
+  const char *cold = !a.cold ? ""
+                     : ReadsFileWhileSearching(mode)
+                         ? " (cold page cache)"
+                         : " (graph copied when opened; --cold does not apply)";
+  std::printf("%smode: %s%s\n", p.c_str(), mode.c_str(), cold);
   g500::PrintGraph500(stdout, p, g.header(), construction, runs);
+  const g500::SearchCounters c = m->Counters();
   const uint64_t checked = std::min<uint64_t>(a.validate, runs.size());
   std::printf(
       "%sbytes_read: %llu\n%sreads: %llu\n%scpu_cores: %.2f\n%svalidation: %s (%llu of %zu "
       "trees)\n",
-      p.c_str(), static_cast<unsigned long long>(st.bytes_read), p.c_str(),
-      static_cast<unsigned long long>(st.reads), p.c_str(), wall > 0 ? cpu / wall : 0, p.c_str(),
+      p.c_str(), static_cast<unsigned long long>(c.bytes_read), p.c_str(),
+      static_cast<unsigned long long>(c.reads), p.c_str(), wall > 0 ? cpu / wall : 0, p.c_str(),
       checked > 0 ? "passed" : "skipped", static_cast<unsigned long long>(checked), runs.size());
+  if (!c.note.empty()) std::printf("%s%s\n", p.c_str(), c.note.c_str());
+  return 0;
+}
+
+// --gpu-memory-limit: holds the rest of the GPU; 1 on failure.
+int LimitGpu(const Args &a, const g500::Csr &g) {
+  if (a.gpu_memory_limit == 0) return 0;
 #ifdef G500_HAVE_GPU
-  if (mode == "gpu-devio")
-    std::printf("%sdevio_path: %s\n", p.c_str(), ufile_devio_path_name(gpu.st.path));
+  uint64_t held = 0;
+  const g500::Status s = g500::LimitGpuMemory(a.gpu_memory_limit, &held);
+  if (!s.ok()) {
+    std::fprintf(stderr, "graph500-bfs: --gpu-memory-limit: %s\n", s.msg.c_str());
+    return 1;
+  }
+  std::printf(
+      "graph500-bfs: GPU memory limit %llu bytes (%llu held back); the column indices are %llu "
+      "bytes\n",
+      static_cast<unsigned long long>(a.gpu_memory_limit), static_cast<unsigned long long>(held),
+      static_cast<unsigned long long>(g.ne() * 4));
+#else
+  (void)g;
 #endif
   return 0;
 }
@@ -273,9 +274,15 @@ int main(int argc, char **argv) {
     return 1;
   }
   const auto roots = g500::SampleRoots(g, static_cast<unsigned>(a.roots), a.seed);
+  if (roots.empty()) {
+    std::fprintf(stderr, "graph500-bfs: %s: no vertex with an edge to search from\n",
+                 a.file.c_str());
+    return 1;
+  }
   std::printf("graph500-bfs: %s: scale %u, %llu vertices, %llu column indices, %zu roots\n",
               a.file.c_str(), g.header().scale, static_cast<unsigned long long>(g.nv()),
               static_cast<unsigned long long>(g.ne()), roots.size());
+  if (LimitGpu(a, g) != 0) return 1;
   for (const std::string &m : a.modes)
     if (RunMode(m, a, g, f, roots) != 0) return 1;
   return 0;

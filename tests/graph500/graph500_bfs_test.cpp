@@ -3,7 +3,9 @@
 // trees the searches make and refuses each kind of broken tree (a table);
 // the in-memory search (top-down and direction-optimizing, any threads) and
 // the search that reads the file with cuFileRead give valid trees with the
-// same levels; a file cut short during a search is an error, not a crash.
+// same levels; the direction-optimizing search turns bottom-up and back; the
+// CPU modes behind SearchMode agree; a file cut short during a search is an
+// error, not a crash.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -14,6 +16,7 @@
 #include "bfs_host.h"
 #include "kronecker.h"
 #include "levels.h"
+#include "search_mode.h"
 #include "stats.h"
 #include "support/test_util.h"
 #include "validate.h"
@@ -160,8 +163,9 @@ TEST_P(Searches, InMemoryAndFileSearchesAgree) {
     std::vector<int64_t> p;
     HostBfs(g, root, {.threads = 1}, &p);
     const std::vector<int32_t> want = Levels(g, root, p);
-    for (const HostBfsOptions o : {HostBfsOptions{.threads = 4},
-                                   HostBfsOptions{.threads = 4, .direction_optimizing = true}}) {
+    for (const HostBfsOptions o :
+         {HostBfsOptions{.threads = 4}, HostBfsOptions{.threads = 1, .direction_optimizing = true},
+          HostBfsOptions{.threads = 5, .direction_optimizing = true}}) {
       HostBfs(g, root, o, &p);
       const Validation v = ValidateBfs(g, root, p);
       ASSERT_TRUE(v.ok()) << "host, do=" << o.direction_optimizing << ": " << v.msg;
@@ -185,6 +189,77 @@ TEST_P(Searches, InMemoryAndFileSearchesAgree) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Scales, Searches, ::testing::Values(10u, 12u, 14u));
+
+// A clique of 48 vertices with a path of 3000 hanging from vertex 0: from a
+// clique vertex the search turns bottom-up (the clique's edges outweigh the
+// rest) and back to top-down for the path, one vertex a level.
+Csr CliqueWithTail() {
+  constexpr uint32_t kClique = 48, kPath = 3000, kNv = kClique + kPath;
+  std::vector<std::vector<uint32_t>> adj(kNv);
+  auto edge = [&](uint32_t a, uint32_t b) { adj[a].push_back(b), adj[b].push_back(a); };
+  for (uint32_t a = 0; a < kClique; a++)
+    for (uint32_t b = a + 1; b < kClique; b++) edge(a, b);
+  edge(0, kClique);
+  for (uint32_t v = kClique; v + 1 < kNv; v++) edge(v, v + 1);
+  std::vector<uint64_t> off{0};
+  std::vector<uint32_t> cols;
+  for (auto &row : adj) {
+    std::sort(row.begin(), row.end());
+    cols.insert(cols.end(), row.begin(), row.end());
+    off.push_back(cols.size());
+  }
+  return Csr::FromArrays(12, 1, 0, off, cols);
+}
+
+TEST(HostBfs, DirectionOptimizingTurnsBottomUpAndBack) {
+  const Csr g = CliqueWithTail();
+  std::vector<int64_t> want, p;
+  HostBfs(g, 1, {.threads = 1}, &want);
+  const std::vector<int32_t> levels = Levels(g, 1, want);
+  ASSERT_EQ(*std::max_element(levels.begin(), levels.end()), 3001);
+  for (unsigned threads : {1u, 3u, 8u}) {
+    const HostBfsLevels n = HostBfs(g, 1, {.threads = threads, .direction_optimizing = true}, &p);
+    const Validation v = ValidateBfs(g, 1, p);
+    ASSERT_TRUE(v.ok()) << threads << " threads: " << v.msg;
+    EXPECT_EQ(Levels(g, 1, p), levels) << threads << " threads";
+    // Bottom-up for the clique (and for the path's last levels, once few
+    // edges are left unexplored), top-down along the path.
+    EXPECT_GE(n.bottom_up, 1u);
+    EXPECT_GT(n.top_down, 2900u);
+    EXPECT_EQ(n.top_down + n.bottom_up, 3002u);
+  }
+  EXPECT_EQ(HostBfs(g, 1, {.threads = 2}, &p).bottom_up, 0u) << "top-down only";
+}
+
+TEST(SearchModes, TheCpuModesAgreeBehindOneInterface) {
+  const Csr g = Generate(11);
+  ufile::test::TempDir dir;
+  const std::string path = dir.File("g.g500");
+  ASSERT_TRUE(WriteCsr(g, path).ok());
+  Csr mapped;
+  ASSERT_TRUE(MapCsr(path, &mapped).ok());
+  GraphFile f;
+  ASSERT_TRUE(f.Open(path).ok());
+  const uint64_t root = SampleRoots(g, 1, 3).at(0);
+  std::vector<int64_t> want;
+  HostBfs(g, root, {.threads = 1}, &want);
+  for (const std::string &name : CpuModeNames()) {
+    std::unique_ptr<SearchMode> m;
+    const Status s = OpenCpuMode(name, mapped, f, {.threads = 3}, &m);
+    ASSERT_TRUE(s.ok()) << name << ": " << s.msg;
+    ASSERT_TRUE(m->Search(root).ok()) << name;
+    std::vector<int64_t> p;
+    ASSERT_TRUE(m->Tree(&p).ok()) << name;
+    const Validation v = ValidateBfs(g, root, p);
+    ASSERT_TRUE(v.ok()) << name << ": " << v.msg;
+    EXPECT_EQ(Levels(g, root, p), Levels(g, root, want)) << name;
+    EXPECT_EQ(m->Search(g.nv()).code, -EINVAL) << name << ": a root out of range";
+    EXPECT_EQ(m->Counters().bytes_read > 0, name == "file") << name;
+  }
+  std::unique_ptr<SearchMode> m;
+  EXPECT_EQ(OpenCpuMode("gpu-devio", mapped, f, {}, &m).code, -EINVAL);
+  EXPECT_EQ(OpenCpuMode("", mapped, f, {}, &m).code, -EINVAL);
+}
 
 TEST(FileBfs, AFileCutShortIsAnError) {
   const Csr g = Generate(10);

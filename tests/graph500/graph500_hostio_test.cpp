@@ -1,15 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // The host side of the host-driven GPU search (bfs_hostio.cpp) against a
 // stand-in for its GPU side in host memory (ufile reads pageable memory
-// without a GPU): batches of every size down to one list piece, requests
-// merged across gaps or not, any number of reader threads, give the same
-// levels as the in-memory search and valid trees; every list of the
-// component is read; a file cut short is an error.
+// without a GPU). The stand-in expands a batch only when the host waits for
+// its slot or ends the level, as a GPU behind the host would, and fails the
+// test if the host touches a slot it has not waited for. Batches of every
+// size down to one list entry, requests merged across gaps or not, any
+// number of workers and chunk sizes give valid trees with the in-memory
+// search's levels; every list of the component is read; a file cut short
+// is an error. Also the worker pool the search keeps.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <mutex>
 
 #include "bfs_host.h"
 #include "bfs_hostio.h"
@@ -23,25 +28,54 @@ namespace g500::gpu {
 
 // The stand-in: the same contract as bfs_hostio.cu, in host memory.
 struct HostioGpu {
+  struct Slot {
+    std::vector<uint32_t> buf, vertex, pos, len;
+    uint64_t pending = 0;  // index entries queued, not yet expanded
+  };
   uint64_t nv = 0, index_entries = 0;
-  std::vector<uint32_t> buf[2];
+  std::vector<Slot> slots;  // two a worker
+  std::mutex mu;            // workers expand at once
   std::vector<int64_t> parent;
   std::vector<uint32_t> cur, next;
   uint64_t batches = 0;
+  std::atomic<int> touched_pending{0};  // the host used a slot before waiting for it
+
+  void ExpandLocked(Slot &s) {
+    for (uint64_t k = 0; k < s.pending; k++) {
+      EXPECT_GT(s.len[k], 0u);
+      EXPECT_LE(s.pos[k] + s.len[k], s.buf.size()) << "entry outside the buffer";
+      for (uint32_t j = 0; j < s.len[k]; j++) {
+        const uint32_t w = s.buf[s.pos[k] + j];
+        if (w < nv && parent[w] < 0) {
+          parent[w] = s.vertex[k];
+          next.push_back(w);
+        }
+      }
+    }
+    s.pending = 0;
+    std::fill(s.buf.begin(), s.buf.end(), 0xdeadbeefu);  // what a reused buffer held
+  }
 };
 
-int OpenHostioGpu(uint64_t nv, uint64_t buffer_entries, uint64_t index_entries, HostioGpu **out,
-                  std::string *err) {
+int OpenHostioGpu(uint64_t nv, unsigned workers, uint64_t buffer_entries, uint64_t index_entries,
+                  HostioGpu **out, std::string *err) {
   auto *g = new HostioGpu;
   *out = g;
-  if (buffer_entries == 0 || index_entries == 0) return *err = "bad sizes", -EINVAL;
+  if (workers == 0 || buffer_entries == 0 || index_entries == 0) return *err = "bad sizes", -EINVAL;
   g->nv = nv;
   g->index_entries = index_entries;
-  for (auto &b : g->buf) b.assign(buffer_entries, 0xdeadbeefu);
+  g->slots.resize(2 * workers);
+  for (auto &s : g->slots) {
+    s.buf.assign(buffer_entries, 0xdeadbeefu);
+    s.vertex.resize(index_entries), s.pos.resize(index_entries), s.len.resize(index_entries);
+  }
   return 0;
 }
-uint32_t *HostioBuffer(HostioGpu *g, int slot) {
-  return g->buf[slot].data();
+HostioSlot HostioSlotOf(HostioGpu *g, unsigned worker, int slot) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  auto &s = g->slots.at(2 * worker + slot);
+  if (s.pending > 0) g->touched_pending++;
+  return {s.buf.data(), s.vertex.data(), s.pos.data(), s.len.data()};
 }
 int HostioStart(HostioGpu *g, uint64_t root, std::string *) {
   g->parent.assign(g->nv, -1);
@@ -56,26 +90,22 @@ int HostioFrontier(HostioGpu *g, uint64_t ncur, const uint32_t **v, std::string 
   *v = g->cur.data();
   return 0;
 }
-int HostioWait(HostioGpu *, int, std::string *) {
+int HostioExpand(HostioGpu *g, unsigned worker, int slot, uint64_t n, std::string *err) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  if (n > g->index_entries) return *err = "batch larger than its index", -EINVAL;
+  auto &s = g->slots.at(2 * worker + slot);
+  if (s.pending > 0) g->touched_pending++;
+  s.pending = n;
+  g->batches++;
   return 0;
 }
-int HostioExpand(HostioGpu *g, int slot, const HostioBatch &b, std::string *err) {
-  if (b.n > g->index_entries) return *err = "batch larger than its index", -EINVAL;
-  g->batches++;
-  for (uint64_t k = 0; k < b.n; k++) {
-    if (b.len[k] == 0 || b.pos[k] + b.len[k] > g->buf[slot].size())
-      return *err = "entry outside the buffer", -EINVAL;
-    for (uint32_t j = 0; j < b.len[k]; j++) {
-      const uint32_t w = g->buf[slot][b.pos[k] + j];
-      if (w < g->nv && g->parent[w] < 0) {
-        g->parent[w] = b.vertex[k];
-        g->next.push_back(w);
-      }
-    }
-  }
+int HostioWait(HostioGpu *g, unsigned worker, int slot, std::string *) {
+  std::lock_guard<std::mutex> lock(g->mu);
+  g->ExpandLocked(g->slots.at(2 * worker + slot));
   return 0;
 }
 int HostioEndLevel(HostioGpu *g, uint64_t *ncur, std::string *) {
+  for (auto &s : g->slots) g->ExpandLocked(s);
   g->cur.swap(g->next);
   g->next.clear();
   *ncur = g->cur.size();
@@ -108,26 +138,55 @@ struct Fixture {
   GraphFile f;
 };
 
+// The search over the stand-in; the tree in *parent.
+Status Search(const Fixture &x, const HostioOptions &o, gpu::HostioGpu *gpu, uint64_t root,
+              std::vector<int64_t> *parent, FileBfsStats *st) {
+  HostDrivenBfs bfs(x.f, gpu, o);
+  const Status s = bfs.Run(root, st);
+  parent->assign(x.g.nv(), -2);
+  std::string err;
+  if (s.ok()) {
+    EXPECT_EQ(gpu::HostioParents(gpu, parent->data(), &err), 0);
+  }
+  return s;
+}
+
 class Hostio : public ::testing::TestWithParam<uint32_t> {};
 
 TEST_P(Hostio, AgreesWithTheInMemorySearch) {
   Fixture x(GetParam());
   const HostioOptions kOptions[] = {
-      {.threads = 3},  // whole lists, merged across 4 KiB gaps, in one buffer a level
-      {.threads = 2, .merge_gap_bytes = 0, .buffer_bytes = 256, .index_entries = 3},
-      {.threads = 1, .merge_gap_bytes = 64, .buffer_bytes = 4, .index_entries = 1},
+      {.threads = 3},  // whole lists, merged across 32 KiB gaps
+      {.threads = 2,
+       .merge_gap_bytes = 0,
+       .buffer_bytes = 256,
+       .index_entries = 3,
+       .chunk_vertices = 5},
+      {.threads = 1,
+       .merge_gap_bytes = 64,
+       .buffer_bytes = 4,
+       .index_entries = 1,
+       .chunk_vertices = 1},
+      {.threads = 4,
+       .merge_gap_bytes = 4096,
+       .buffer_bytes = 64,
+       .index_entries = 8,
+       .chunk_vertices = 2},
   };
   for (const HostioOptions &o : kOptions) {
     SCOPED_TRACE(testing::Message()
-                 << "buffer " << o.buffer_bytes << ", index " << o.index_entries);
+                 << "workers " << o.threads << ", buffer " << o.buffer_bytes << ", index "
+                 << o.index_entries << ", chunk " << o.chunk_vertices);
     gpu::HostioGpu *gpu = nullptr;
     std::string err;
-    ASSERT_EQ(gpu::OpenHostioGpu(x.g.nv(), o.buffer_bytes / 4, o.index_entries, &gpu, &err), 0);
+    ASSERT_EQ(gpu::OpenHostioGpu(x.g.nv(), HostDrivenBfs::Workers(o), o.buffer_bytes / 4,
+                                 o.index_entries, &gpu, &err),
+              0);
     for (uint64_t root : SampleRoots(x.g, 3, GetParam())) {
       std::vector<int64_t> want_parent, p;
       HostBfs(x.g, root, {.threads = 1}, &want_parent);
       FileBfsStats st;
-      const Status s = HostioBfs(x.f, gpu, root, o, &p, &st);
+      const Status s = Search(x, o, gpu, root, &p, &st);
       ASSERT_TRUE(s.ok()) << s.msg;
       const Validation v = ValidateBfs(x.g, root, p);
       ASSERT_TRUE(v.ok()) << v.msg;
@@ -136,6 +195,7 @@ TEST_P(Hostio, AgreesWithTheInMemorySearch) {
       EXPECT_GT(st.reads, 0u);
       EXPECT_EQ(st.levels, v.depth + 1);
     }
+    EXPECT_EQ(gpu->touched_pending.load(), 0) << "a slot used before its expansion ended";
     if (o.buffer_bytes == 4) {
       EXPECT_GT(gpu->batches, 100u) << "a batch a list entry";
     }
@@ -151,14 +211,26 @@ TEST(Hostio, AFileCutShortIsAnError) {
   gpu::HostioGpu *gpu = nullptr;
   std::string err;
   const HostioOptions o{.threads = 2};
-  ASSERT_EQ(gpu::OpenHostioGpu(x.g.nv(), o.buffer_bytes / 4, o.index_entries, &gpu, &err), 0);
+  ASSERT_EQ(gpu::OpenHostioGpu(x.g.nv(), 2, o.buffer_bytes / 4, o.index_entries, &gpu, &err), 0);
   std::vector<int64_t> p;
   FileBfsStats st;
-  const Status s = HostioBfs(x.f, gpu, SampleRoots(x.g, 1, 1).at(0), o, &p, &st);
+  const Status s = Search(x, o, gpu, SampleRoots(x.g, 1, 1).at(0), &p, &st);
   EXPECT_EQ(s.code, -EIO) << s.msg;
   EXPECT_NE(s.msg.find("shorter than its row offsets"), std::string::npos) << s.msg;
-  EXPECT_EQ(HostioBfs(x.f, gpu, x.g.nv(), o, &p, &st).code, -EINVAL);
+  EXPECT_EQ(Search(x, o, gpu, x.g.nv(), &p, &st).code, -EINVAL);
+  EXPECT_EQ(Search(x, {.threads = 2, .chunk_vertices = 0}, gpu, 0, &p, &st).code, -EINVAL);
   gpu::CloseHostioGpu(gpu);
+}
+
+TEST(WorkerPool, RunsEveryWorkerEachTime) {
+  for (unsigned n : {1u, 3u, 8u}) {
+    WorkerPool pool(n);
+    ASSERT_EQ(pool.size(), n);
+    std::vector<std::atomic<int>> calls(n);
+    for (int round = 0; round < 200; round++)
+      pool.Run([&](unsigned w) { calls.at(w).fetch_add(1); });
+    for (unsigned w = 0; w < n; w++) EXPECT_EQ(calls[w].load(), 200) << "worker " << w;
+  }
 }
 
 }  // namespace
