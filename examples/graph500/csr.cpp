@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <mutex>
 
 namespace g500 {
 namespace {
@@ -52,6 +53,19 @@ Status CheckHeader(const CsrHeader &h, uint64_t file_size, const std::string &pa
 
 }  // namespace
 
+void *MapAnonymous(uint64_t bytes) {
+  if (bytes == 0) bytes = 1;
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+  if (p == MAP_FAILED) return nullptr;
+  madvise(p, bytes, MADV_HUGEPAGE);  // a hint: refused where THP is off
+  return p;
+}
+
+void UnmapAnonymous(void *p, uint64_t bytes) {
+  munmap(p, bytes == 0 ? 1 : bytes);
+}
+
 uint64_t CsrOffsetsOffset() {
   return kCsrAlign;
 }
@@ -72,6 +86,8 @@ Csr &Csr::operator=(Csr &&o) noexcept {
   h_ = o.h_;
   own_offsets_ = std::move(o.own_offsets_);
   own_cols_ = std::move(o.own_cols_);
+  big_offsets_ = std::move(o.big_offsets_);
+  big_cols_ = std::move(o.big_cols_);
   offsets_ = o.offsets_;
   cols_ = o.cols_;
   map_ = o.map_;
@@ -94,22 +110,44 @@ void Csr::Release() {
   map_len_ = 0;
 }
 
+namespace {
+
+CsrHeader MakeHeader(uint32_t scale, uint32_t edgefactor, uint64_t seed, uint64_t noffsets,
+                     uint64_t ncols) {
+  CsrHeader h{};
+  std::memcpy(h.magic, kCsrMagic, sizeof kCsrMagic);
+  h.version = kCsrVersion;
+  h.scale = scale;
+  h.edgefactor = edgefactor;
+  h.nv = noffsets == 0 ? 0 : noffsets - 1;
+  h.ne = ncols;
+  h.seed = seed;
+  h.offsets_off = CsrOffsetsOffset();
+  h.cols_off = CsrColsOffset(h.nv);
+  return h;
+}
+
+}  // namespace
+
 Csr Csr::FromArrays(uint32_t scale, uint32_t edgefactor, uint64_t seed,
                     std::vector<uint64_t> offsets, std::vector<uint32_t> cols) {
   Csr g;
-  std::memcpy(g.h_.magic, kCsrMagic, sizeof kCsrMagic);
-  g.h_.version = kCsrVersion;
-  g.h_.scale = scale;
-  g.h_.edgefactor = edgefactor;
-  g.h_.nv = offsets.empty() ? 0 : offsets.size() - 1;
-  g.h_.ne = cols.size();
-  g.h_.seed = seed;
-  g.h_.offsets_off = CsrOffsetsOffset();
-  g.h_.cols_off = CsrColsOffset(g.h_.nv);
+  g.h_ = MakeHeader(scale, edgefactor, seed, offsets.size(), cols.size());
   g.own_offsets_ = std::move(offsets);
   g.own_cols_ = std::move(cols);
   g.offsets_ = g.own_offsets_;
   g.cols_ = g.own_cols_;
+  return g;
+}
+
+Csr Csr::FromBig(uint32_t scale, uint32_t edgefactor, uint64_t seed, BigArray<uint64_t> offsets,
+                 BigArray<uint32_t> cols) {
+  Csr g;
+  g.h_ = MakeHeader(scale, edgefactor, seed, offsets.size(), cols.size());
+  g.big_offsets_ = std::move(offsets);
+  g.big_cols_ = std::move(cols);
+  g.offsets_ = g.big_offsets_.span();
+  g.cols_ = g.big_cols_.span();
   return g;
 }
 
@@ -122,18 +160,45 @@ void Csr::ReleaseMappedPages() const {
   if (map_ != nullptr) madvise(map_, map_len_, MADV_DONTNEED);
 }
 
-Status WriteCsr(const Csr &g, const std::string &path) {
+namespace {
+
+// Writes n bytes at off in pieces of 64 MiB over `threads` threads; the
+// first failure.
+Status WriteParallel(int fd, const void *p, uint64_t n, uint64_t off, const std::string &path,
+                     unsigned threads) {
+  constexpr uint64_t kPiece = 64ull << 20;
+  std::mutex mu;
+  Status first;
+  ParallelEach((n + kPiece - 1) / kPiece, threads, [&](uint64_t k, unsigned) {
+    const uint64_t at = k * kPiece, len = std::min(kPiece, n - at);
+    Status s = WriteAll(fd, static_cast<const char *>(p) + at, len, off + at, path);
+    if (s.ok()) return true;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first.ok()) first = std::move(s);
+    return false;
+  });
+  return first;
+}
+
+}  // namespace
+
+Status WriteCsr(const Csr &g, const std::string &path, unsigned threads) {
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return Errno("create", path);
   std::vector<char> head(kCsrAlign, 0);
   std::memcpy(head.data(), &g.header(), sizeof(CsrHeader));
-  Status s = WriteAll(fd, head.data(), head.size(), 0, path);
-  if (s.ok())
-    s = WriteAll(fd, g.offsets().data(), g.offsets().size_bytes(), g.header().offsets_off, path);
-  if (s.ok()) s = WriteAll(fd, g.cols().data(), g.cols().size_bytes(), g.header().cols_off, path);
-  // The gap before cols_off stays a hole; the size must still be exact.
-  if (s.ok() && ftruncate(fd, static_cast<off_t>(CsrFileSize(g.nv(), g.ne()))) != 0)
+  // The size first: the gap before cols_off stays a hole, the size exact.
+  Status s;
+  if (ftruncate(fd, static_cast<off_t>(CsrFileSize(g.nv(), g.ne()))) != 0)
     s = Errno("truncate", path);
+  if (s.ok())
+    s = WriteParallel(fd, g.offsets().data(), g.offsets().size_bytes(), g.header().offsets_off,
+                      path, threads);
+  if (s.ok())
+    s = WriteParallel(fd, g.cols().data(), g.cols().size_bytes(), g.header().cols_off, path,
+                      threads);
+  // The header last: a file cut short by a crash has no valid magic.
+  if (s.ok()) s = WriteAll(fd, head.data(), head.size(), 0, path);
   if (s.ok() && fsync(fd) != 0) s = Errno("fsync", path);
   if (close(fd) != 0 && s.ok()) s = Errno("close", path);
   return s;

@@ -7,12 +7,17 @@
 //   offsets_off        nv + 1 row offsets, uint64, little-endian
 //   cols_off           ne column indices, uint32 (4096-aligned)
 //
+// The column indices are 32-bit: a graph file holds scale 32 at most. The
+// header records the seconds graph500-gen spent generating the edge list and
+// in kernel 1 (the only bytes that differ between two files of one graph).
+//
 // Row v's neighbours are the ne entries [offsets[v], offsets[v+1]), at byte
 // cols_off + 4 * offsets[v] of the file. A Csr owns its arrays (vectors) or
 // maps the file read-only; either way it is immutable and may be read by
 // any number of threads.
 #pragma once
 
+#include <cerrno>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -24,8 +29,9 @@
 namespace g500 {
 
 inline constexpr char kCsrMagic[8] = {'G', '5', '0', '0', 'C', 'S', 'R', '\0'};
-inline constexpr uint32_t kCsrVersion = 1;
+inline constexpr uint32_t kCsrVersion = 2;
 inline constexpr uint64_t kCsrAlign = 4096;
+inline constexpr uint32_t kMaxCsrScale = 32;
 
 struct CsrHeader {
   char magic[8];
@@ -38,6 +44,57 @@ struct CsrHeader {
   uint64_t seed;         // the generator's seed
   uint64_t offsets_off;  // byte offset of the row offsets
   uint64_t cols_off;     // byte offset of the column indices
+  double generation_s;   // graph500-gen's edge list generation, seconds
+  double construction_s;  // its kernel 1 (edge list to this CSR), seconds
+};
+
+// Anonymous memory of `bytes` (nullptr on failure), and its release.
+void *MapAnonymous(uint64_t bytes);
+void UnmapAnonymous(void *p, uint64_t bytes);
+
+// An array in anonymous memory: pages are zero until first touched and
+// allocated by the thread that touches them (no up-front fill), huge pages
+// where the kernel gives them. Move-only; unmapped on destruction.
+template <class T>
+class BigArray {
+ public:
+  BigArray() = default;
+  BigArray(const BigArray &) = delete;
+  BigArray &operator=(const BigArray &) = delete;
+  BigArray(BigArray &&o) noexcept { *this = std::move(o); }
+  BigArray &operator=(BigArray &&o) noexcept {
+    if (this != &o) {
+      Free();
+      p_ = o.p_;
+      n_ = o.n_;
+      o.p_ = nullptr;
+      o.n_ = 0;
+    }
+    return *this;
+  }
+  ~BigArray() { Free(); }
+  // -ENOMEM (with the size) when the mapping fails.
+  static Status Allocate(uint64_t n, BigArray *out) {
+    void *p = MapAnonymous(n * sizeof(T));
+    if (p == nullptr)
+      return Status::Error(-ENOMEM, "cannot allocate " + std::to_string(n * sizeof(T)) + " bytes");
+    *out = BigArray();
+    out->p_ = static_cast<T *>(p);
+    out->n_ = n;
+    return Status::Ok();
+  }
+  T *data() const { return p_; }
+  uint64_t size() const { return n_; }
+  std::span<T> span() const { return {p_, n_}; }
+
+ private:
+  void Free() {
+    if (p_ != nullptr) UnmapAnonymous(p_, n_ * sizeof(T));
+    p_ = nullptr;
+    n_ = 0;
+  }
+  T *p_ = nullptr;
+  uint64_t n_ = 0;
 };
 
 class Csr;
@@ -55,6 +112,13 @@ class Csr {
   // Takes the arrays; fills the header's counts and layout.
   static Csr FromArrays(uint32_t scale, uint32_t edgefactor, uint64_t seed,
                         std::vector<uint64_t> offsets, std::vector<uint32_t> cols);
+  static Csr FromBig(uint32_t scale, uint32_t edgefactor, uint64_t seed,
+                     BigArray<uint64_t> offsets, BigArray<uint32_t> cols);
+  // Records graph500-gen's times in the header.
+  void SetTimes(double generation_s, double construction_s) {
+    h_.generation_s = generation_s;
+    h_.construction_s = construction_s;
+  }
 
   const CsrHeader &header() const { return h_; }
   uint64_t nv() const { return h_.nv; }
@@ -80,6 +144,8 @@ class Csr {
   std::span<const uint32_t> cols_;
   std::vector<uint64_t> own_offsets_;
   std::vector<uint32_t> own_cols_;
+  BigArray<uint64_t> big_offsets_;
+  BigArray<uint32_t> big_cols_;
   void *map_ = nullptr;
   size_t map_len_ = 0;
 };
@@ -89,8 +155,9 @@ uint64_t CsrOffsetsOffset();
 uint64_t CsrColsOffset(uint64_t nv);
 uint64_t CsrFileSize(uint64_t nv, uint64_t ne);
 
-// Writes g to path (created or truncated), then fsyncs it.
-Status WriteCsr(const Csr &g, const std::string &path);
+// Writes g to path (created or truncated) over `threads` threads (0: all),
+// then fsyncs it.
+Status WriteCsr(const Csr &g, const std::string &path, unsigned threads = 0);
 // Reads and checks the header only (magic, version, sizes against the file).
 Status ReadCsrHeader(const std::string &path, CsrHeader *out);
 // Maps the file read-only (the page cache is the memory); checks the header

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "kronecker.h"
 
-#include <algorithm>
-#include <atomic>
 #include <cerrno>
-#include <memory>
 #include <new>
+#include <string>
+
+#include "cli.h"
+#include "construct.h"
 
 namespace g500 {
 namespace {
@@ -37,78 +38,67 @@ std::pair<uint64_t, uint64_t> KroneckerEdge(uint32_t scale, uint64_t seed, uint6
   return {u, v};
 }
 
-std::vector<uint32_t> VertexPermutation(uint32_t scale, uint64_t seed) {
-  const uint64_t n = uint64_t{1} << scale;
-  std::vector<uint32_t> perm(n);
-  for (uint64_t i = 0; i < n; i++) perm[i] = static_cast<uint32_t>(i);
-  Rng rng(seed ^ 0x5bd1e995ull);
-  for (uint64_t i = n - 1; i > 0; i--) std::swap(perm[i], perm[rng.Below(i + 1)]);
-  return perm;
-}
-
-namespace {
-
-using Counter = std::atomic<uint64_t>;
-
-// Fills cols in two passes: generate the (permuted) edge list and count the
-// degrees, then place each edge in both rows.
-void FillRows(const KroneckerParams &p, const std::vector<uint32_t> &perm, uint64_t m,
-              Counter *cursor, std::vector<uint64_t> &offsets, std::vector<uint32_t> &cols) {
-  const uint64_t nv = perm.size();
-  std::vector<uint32_t> edges(2 * m);
-  ParallelFor(m, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    for (uint64_t i = b; i < e; i++) {
-      const auto [u, v] = KroneckerEdge(p.scale, p.seed, i);
-      edges[2 * i] = perm[u];
-      edges[2 * i + 1] = perm[v];
-      cursor[perm[u]].fetch_add(1, std::memory_order_relaxed);
-      cursor[perm[v]].fetch_add(1, std::memory_order_relaxed);
-    }
-  });
-  offsets[0] = 0;
-  for (uint64_t v = 0; v < nv; v++) {
-    offsets[v + 1] = offsets[v] + cursor[v].load(std::memory_order_relaxed);
-    cursor[v].store(offsets[v], std::memory_order_relaxed);
+Scrambler::Scrambler(uint32_t scale, uint64_t seed)
+    : mask_(scale >= 64 ? ~uint64_t{0} : (uint64_t{1} << scale) - 1), shift_((scale + 1) / 2) {
+  const uint64_t k = Mix64(seed ^ 0x5bd1e995ull);
+  for (unsigned r = 0; r < kRounds; r++) {
+    mul_[r] = Mix64(k + 2 * r) | 1;  // odd: a bijection modulo 2^scale
+    add_[r] = Mix64(k + 2 * r + 1);
   }
-  cols.resize(offsets[nv]);
-  ParallelFor(m, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    for (uint64_t i = b; i < e; i++) {
-      const uint32_t u = edges[2 * i], v = edges[2 * i + 1];
-      cols[cursor[u].fetch_add(1, std::memory_order_relaxed)] = v;
-      cols[cursor[v].fetch_add(1, std::memory_order_relaxed)] = u;
-    }
-  });
-  edges = {};
-  ParallelFor(nv, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    for (uint64_t v = b; v < e; v++)
-      std::sort(cols.begin() + static_cast<ptrdiff_t>(offsets[v]),
-                cols.begin() + static_cast<ptrdiff_t>(offsets[v + 1]));
-  });
 }
 
-}  // namespace
-
-Status GenerateKronecker(const KroneckerParams &p, Csr *out) {
-  if (p.scale < 1 || p.scale > 32 || p.edgefactor == 0)
-    return Status::Error(-EINVAL, "scale must be 1..32 and edgefactor at least 1 (scale " +
+Status CheckKroneckerParams(const KroneckerParams &p, uint32_t max_scale) {
+  if (p.scale < 1 || p.scale > max_scale || p.edgefactor == 0)
+    return Status::Error(-EINVAL, "scale must be 1.." + std::to_string(max_scale) +
+                                      " and edgefactor at least 1 (scale " +
                                       std::to_string(p.scale) + ", edgefactor " +
                                       std::to_string(p.edgefactor) + ")");
+  return Status::Ok();
+}
+
+Status GenerateEdges(const KroneckerParams &p, std::span<PackedEdge> out) {
+  Status s = CheckKroneckerParams(p, kMaxEdgeListScale);
+  if (!s.ok()) return s;
+  const uint64_t m = uint64_t{p.edgefactor} << p.scale;
+  if (out.size() != m)
+    return Status::Error(-EINVAL, "the edge list holds " + std::to_string(m) + " edges, not " +
+                                      std::to_string(out.size()));
+  const EdgeSource edge(p.scale, p.seed);
+  ParallelFor(m, p.threads, [&](uint64_t b, uint64_t e, unsigned) {
+    for (uint64_t i = b; i < e; i++) {
+      const auto [u, v] = edge(i);
+      out[i] = PackedEdge::Make(u, v);
+    }
+  });
+  return Status::Ok();
+}
+
+Status GenerateKronecker(const KroneckerParams &p, Csr *out, BuildTimes *times) {
+  Status s = CheckKroneckerParams(p, kMaxCsrScale);
+  if (!s.ok()) return s;
   const uint64_t nv = uint64_t{1} << p.scale;
   const uint64_t m = nv * p.edgefactor;
-  try {
-    const std::vector<uint32_t> perm = VertexPermutation(p.scale, p.seed);
-    std::vector<uint64_t> offsets(nv + 1);
-    std::vector<uint32_t> cols;
-    {
-      std::unique_ptr<Counter[]> cursor(new Counter[nv]);
-      for (uint64_t v = 0; v < nv; v++) cursor[v].store(0, std::memory_order_relaxed);
-      FillRows(p, perm, m, cursor.get(), offsets, cols);
-    }
-    *out = Csr::FromArrays(p.scale, p.edgefactor, p.seed, std::move(offsets), std::move(cols));
-  } catch (const std::bad_alloc &) {
-    return Status::Error(-ENOMEM,
-                         "not enough memory for a graph of scale " + std::to_string(p.scale));
+  BigArray<uint64_t> offsets;
+  BigArray<uint32_t> cols;
+  BuildTimes t;
+  {
+    BigArray<PackedEdge> edges;
+    s = BigArray<PackedEdge>::Allocate(m, &edges);
+    if (s.ok()) s = BigArray<uint64_t>::Allocate(nv + 1, &offsets);
+    if (s.ok()) s = BigArray<uint32_t>::Allocate(2 * m, &cols);
+    if (!s.ok()) return s;
+    const double t0 = Now();
+    s = GenerateEdges(p, edges.span());
+    if (!s.ok()) return s;
+    const double t1 = Now();
+    s = BuildCsr(edges.span(), nv, p.threads, offsets.span(), cols.span());
+    if (!s.ok()) return s;
+    t.generation_s = t1 - t0;
+    t.construction_s = Now() - t1;
   }
+  *out = Csr::FromBig(p.scale, p.edgefactor, p.seed, std::move(offsets), std::move(cols));
+  out->SetTimes(t.generation_s, t.construction_s);
+  if (times != nullptr) *times = t;
   return Status::Ok();
 }
 

@@ -58,6 +58,8 @@ const char *BfsErrorName(BfsError e) {
       return "level-gap";
     case BfsError::kComponent:
       return "component";
+    case BfsError::kDepth:
+      return "depth";
   }
   return "?";
 }

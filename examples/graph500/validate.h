@@ -30,6 +30,7 @@ enum class BfsError {
   kNotAnEdge,  // rule 5
   kLevelGap,   // rule 3
   kComponent,  // rule 4
+  kDepth,      // deeper than the edge-list validator can hold (validate_edges.h)
 };
 
 const char *BfsErrorName(BfsError e);

@@ -76,12 +76,14 @@ const Broken kBroken[] = {
      }},
     {"not-an-edge", BfsError::kNotAnEdge,
      [](auto &g, auto, auto &l, auto &p) {
-       const uint64_t x = Leaf(p, l, 2);
-       for (uint64_t w = 0; w < g.nv(); w++)
-         if (l[w] == 1 && !g.HasEdge(x, static_cast<uint32_t>(w))) {
-           p[x] = static_cast<int64_t>(w);
-           return;
-         }
+       for (int32_t want = 2; want < 8; want++) {  // a level above with a vertex not adjacent
+         const uint64_t x = Leaf(p, l, want);
+         for (uint64_t w = 0; w < g.nv() && x != SIZE_MAX; w++)
+           if (l[w] == want - 1 && !g.HasEdge(x, static_cast<uint32_t>(w))) {
+             p[x] = static_cast<int64_t>(w);
+             return;
+           }
+       }
      }},
     {"level-gap", BfsError::kLevelGap,
      [](auto &g, auto, auto &l, auto &p) {

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// The Graph500 example's generator, graph file and statistics: the same
-// graph for a seed whatever the threads, Kronecker quadrant frequencies and a
-// skewed degree distribution, the file read back as written, damaged files
-// refused with a reason, the search keys and the output statistics.
+// The Graph500 example's generator, kernel 1, graph file and statistics: the
+// same graph and byte-identical files for a seed whatever the threads,
+// 48-bit labels, the label scrambling a bijection, kernel 1 against a plain
+// sort, Kronecker quadrant frequencies and a skewed degree distribution, the
+// file read back as written, damaged files refused with a reason, the search
+// keys and the output statistics.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -13,6 +15,7 @@
 #include <set>
 
 #include "bfs_file.h"
+#include "construct.h"
 #include "kronecker.h"
 #include "stats.h"
 #include "support/test_util.h"
@@ -41,6 +44,77 @@ TEST(Kronecker, SameSeedSameGraphWhateverTheThreads) {
     EXPECT_TRUE(SameGraph(one, Generate(scale, 7, 8))) << "scale " << scale;
     EXPECT_FALSE(SameGraph(one, Generate(scale, 8, 1))) << "scale " << scale;
   }
+}
+
+// The files of one graph made by 1 and by several threads are identical (the
+// header's times set alike: they are the only bytes that may differ).
+TEST(Kronecker, FilesAreByteIdenticalWhateverTheThreads) {
+  ufile::test::TempDir dir;
+  std::vector<std::vector<uint8_t>> files;
+  for (unsigned threads : {1u, 2u, 5u, 16u}) {
+    Csr g = Generate(13, 21, threads);
+    g.SetTimes(0, 0);
+    const std::string path = dir.File("g" + std::to_string(threads));
+    ASSERT_TRUE(WriteCsr(g, path, threads).ok());
+    files.push_back(ufile::test::ReadWholeFile(path));
+  }
+  for (size_t i = 1; i < files.size(); i++) EXPECT_TRUE(files[i] == files[0]) << i;
+}
+
+// Kernel 1 against the plainest construction: sort both directions of every
+// edge.
+TEST(Kronecker, KernelOneMatchesASort) {
+  const KroneckerParams p{.scale = 11, .edgefactor = 8, .seed = 4};
+  const uint64_t nv = 1u << p.scale, m = nv * p.edgefactor;
+  std::vector<PackedEdge> edges(m);
+  ASSERT_TRUE(GenerateEdges(p, edges).ok());
+  std::vector<std::pair<uint32_t, uint32_t>> pairs;
+  for (const PackedEdge &e : edges) {
+    pairs.emplace_back(e.v0(), e.v1());
+    pairs.emplace_back(e.v1(), e.v0());
+  }
+  std::sort(pairs.begin(), pairs.end());
+  for (unsigned threads : {1u, 3u, 8u}) {
+    std::vector<uint64_t> off(nv + 1, 0);
+    std::vector<uint32_t> cols(2 * m);
+    ASSERT_TRUE(BuildCsr(edges, nv, threads, off, cols).ok());
+    ASSERT_EQ(off[0], 0u);
+    for (uint64_t k = 0; k < pairs.size(); k++) {
+      const uint32_t v = pairs[k].first;
+      ASSERT_TRUE(off[v] <= k && k < off[v + 1]) << threads << " threads, entry " << k;
+      ASSERT_EQ(cols[k], pairs[k].second) << threads << " threads, entry " << k;
+    }
+  }
+}
+
+TEST(Kronecker, KernelOneRefusesBadInput) {
+  std::vector<PackedEdge> edges{PackedEdge::Make(1, 2), PackedEdge::Make(3, 4)};
+  std::vector<uint64_t> off(5, 0);
+  std::vector<uint32_t> cols(4);
+  EXPECT_EQ(BuildCsr(edges, 4, 2, off, cols).code, -EINVAL);  // 4 is not below 4
+  std::fill(off.begin(), off.end(), 0);
+  EXPECT_EQ(BuildCsr(edges, 4, 2, off, std::span(cols).first(3)).code, -EINVAL);
+  EXPECT_EQ(BuildCsr(edges, 0, 2, std::span(off).first(1), cols).code, -EINVAL);
+}
+
+// Labels of 48 bits survive the edge list's packing; a scale-40 edge list
+// has labels above 2^32.
+TEST(Kronecker, LabelsHave48Bits) {
+  const uint64_t a = (uint64_t{1} << 48) - 1, b = (uint64_t{1} << 47) + 5;
+  const PackedEdge e = PackedEdge::Make(a, b);
+  EXPECT_EQ(e.v0(), a);
+  EXPECT_EQ(e.v1(), b);
+  EXPECT_EQ(PackedEdge::Make(b, 7).v0(), b);
+  const EdgeSource edge(40, 3);
+  uint64_t high = 0;
+  for (uint64_t i = 0; i < 1000; i++) {
+    const auto [u, v] = edge(i);
+    ASSERT_LT(u, uint64_t{1} << 40);
+    ASSERT_LT(v, uint64_t{1} << 40);
+    high += (u >> 32) != 0;
+  }
+  EXPECT_GT(high, 900u);
+  EXPECT_EQ(GenerateEdges({.scale = 49}, {}).code, -EINVAL);
 }
 
 TEST(Kronecker, CountsAndRows) {
@@ -96,18 +170,33 @@ TEST(Kronecker, DegreesAreSkewed) {
   EXPECT_LT(isolated, g.nv() * 7 / 10);
 }
 
-TEST(Kronecker, PermutationIsAPermutation) {
-  const auto p = VertexPermutation(12, 9);
-  std::vector<uint32_t> s(p);
-  std::sort(s.begin(), s.end());
-  for (uint32_t i = 0; i < s.size(); i++) ASSERT_EQ(s[i], i);
-  EXPECT_FALSE(std::is_sorted(p.begin(), p.end()));
-  EXPECT_EQ(p, VertexPermutation(12, 9));
+// The labels are a permutation of [0, 2^scale), different for another seed,
+// far from the identity.
+TEST(Kronecker, ScramblingIsABijection) {
+  for (uint32_t scale = 1; scale <= 16; scale++) {
+    const uint64_t n = uint64_t{1} << scale;
+    const Scrambler label(scale, 9), other(scale, 10);
+    std::vector<uint8_t> hit(n, 0);
+    uint64_t fixed = 0, same = 0;
+    for (uint64_t v = 0; v < n; v++) {
+      const uint64_t x = label(v);
+      ASSERT_LT(x, n) << scale;
+      ASSERT_EQ(hit[x]++, 0) << "scale " << scale << ": " << x << " twice";
+      fixed += x == v;
+      same += x == other(v);
+      ASSERT_EQ(x, ScrambleVertex(scale, 9, v));
+    }
+    if (scale >= 8) {
+      EXPECT_LT(fixed, n / 16) << scale;
+      EXPECT_LT(same, n / 16) << scale;
+    }
+  }
 }
 
 TEST(Kronecker, BadParametersAreRefused) {
   Csr g;
   for (KroneckerParams p : {KroneckerParams{.scale = 0}, KroneckerParams{.scale = 33},
+                            KroneckerParams{.scale = 40},
                             KroneckerParams{.scale = 4, .edgefactor = 0}}) {
     const Status s = GenerateKronecker(p, &g);
     EXPECT_EQ(s.code, -EINVAL) << p.scale << " " << p.edgefactor;
