@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <map>
 #include <set>
+#include <sstream>
 
 #include "bfs_file.h"
 #include "construct.h"
@@ -272,6 +274,18 @@ TEST(Stats, RootsAreDistinctAndConnected) {
   }
   EXPECT_EQ(roots, SampleRoots(g, 64, 3));
   EXPECT_NE(roots, SampleRoots(g, 64, 4));
+  // From the generator's seed: the same salt on another seed's graph differs.
+  const Csr other = Generate(12, 2, 0);
+  EXPECT_NE(roots, SampleRoots(other, 64, 3));
+}
+
+// Only vertices with an edge to another vertex are roots: here 0 and 1 (2
+// has a self-loop only, 3 nothing), so two roots of the 64 asked.
+TEST(Stats, RootsNeedAnEdgeOtherThanASelfLoop) {
+  const Csr g = Csr::FromArrays(2, 1, 5, {0, 1, 2, 4, 4}, {1, 0, 2, 2});
+  auto roots = SampleRoots(g, 64, 1);
+  std::sort(roots.begin(), roots.end());
+  EXPECT_EQ(roots, (std::vector<uint64_t>{0, 1}));
 }
 
 TEST(Stats, QuartilesAndHarmonicMean) {
@@ -284,10 +298,90 @@ TEST(Stats, QuartilesAndHarmonicMean) {
   EXPECT_EQ(s.median, 32.5);
   EXPECT_EQ(s.q3, 48.5);
   EXPECT_DOUBLE_EQ(s.mean, 32.5);
+  const Summary five = Summarise({5, 1, 4, 2, 3}, false);
+  EXPECT_EQ(five.q1, 2);
+  EXPECT_EQ(five.median, 3);
+  EXPECT_EQ(five.q3, 4);
   const Summary h = Summarise({1, 2, 4}, true);
   EXPECT_DOUBLE_EQ(h.hmean, 3 / 1.75);
   EXPECT_EQ(h.median, 2);
   EXPECT_GT(h.hstddev, 0);
+}
+
+// A parser of the reference's output: `name: value` lines, a block per mode.
+std::vector<std::map<std::string, std::string>> ParseBlocks(const std::string &text) {
+  std::vector<std::map<std::string, std::string>> blocks;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const size_t colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const std::string key = line.substr(0, colon);
+    const size_t at = line.find_first_not_of(' ', colon + 1);
+    const std::string value = at == std::string::npos ? "" : line.substr(at);
+    if (key == "mode") blocks.emplace_back();
+    if (!blocks.empty()) blocks.back()[key] = value;
+  }
+  return blocks;
+}
+
+TEST(Stats, OutputBlocksParseWithTheReferencesFields) {
+  CsrHeader h{};
+  h.scale = 20;
+  h.edgefactor = 16;
+  h.generation_s = 1.5;
+  h.construction_s = 0.25;
+  std::vector<RunRecord> runs;
+  for (int i = 1; i <= 64; i++)
+    runs.push_back({.seconds = 0.01 * i, .nedge = 1000u * static_cast<unsigned>(i % 7 + 1),
+                    .validate_seconds = 0.5});
+  char *buf = nullptr;
+  size_t len = 0;
+  FILE *out = open_memstream(&buf, &len);
+  ASSERT_NE(out, nullptr);
+  PrintGraph500(out, "host-do", "", h, runs);
+  std::fprintf(out, "\n");
+  PrintGraph500(out, "file", " (cold page cache)", h, runs);
+  std::fclose(out);
+  const std::string text(buf, len);
+  std::free(buf);
+  const auto blocks = ParseBlocks(text);
+  ASSERT_EQ(blocks.size(), 2u) << text;
+  EXPECT_EQ(blocks[0].at("mode"), "host-do");
+  EXPECT_EQ(blocks[1].at("mode"), "file (cold page cache)");
+  std::vector<std::string> fields{"SCALE", "edgefactor", "NBFS", "graph_generation",
+                                  "num_mpi_processes", "construction_time"};
+  for (const char *stat : {"min", "firstquartile", "median", "thirdquartile", "max"})
+    for (const char *what : {"time", "nedge", "TEPS", "validate"})
+      fields.push_back(std::string("bfs_") + stat + "_" + what);
+  for (const char *what : {"time", "nedge", "validate"}) {
+    fields.push_back(std::string("bfs_mean_") + what);
+    fields.push_back(std::string("bfs_stddev_") + what);
+  }
+  fields.push_back("bfs_harmonic_mean_TEPS");
+  fields.push_back("bfs_harmonic_stddev_TEPS");
+  for (const auto &b : blocks)
+    for (const std::string &f : fields) {
+      ASSERT_EQ(b.count(f), 1u) << f << " missing:\n" << text;
+      if (f != "mode") {
+        char *end = nullptr;
+        std::strtod(b.at(f).c_str(), &end);
+        EXPECT_EQ(*end, '\0') << f << " is not a number: " << b.at(f);
+      }
+    }
+  const auto &b = blocks[0];
+  EXPECT_EQ(b.at("SCALE"), "20");
+  EXPECT_EQ(b.at("NBFS"), "64");
+  EXPECT_EQ(b.at("num_mpi_processes"), "1");
+  EXPECT_EQ(b.at("construction_time"), "0.25");
+  EXPECT_EQ(b.at("graph_generation"), "1.5");
+  // TEPS as the reference: the harmonic mean is 1 / mean(seconds / nedge).
+  double spe = 0;
+  for (const RunRecord &r : runs) spe += r.seconds / static_cast<double>(r.nedge);
+  EXPECT_NEAR(std::strtod(b.at("bfs_harmonic_mean_TEPS").c_str(), nullptr), 64 / spe,
+              64 / spe * 1e-5);
+  EXPECT_EQ(b.at("bfs_max_nedge"), "7000");
+  // Padded to 32 columns as the reference prints them.
+  EXPECT_NE(text.find("SCALE:                          20\n"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -14,17 +14,19 @@ fi
 dir=$(mktemp -d "$3/g500gpu.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
+# A field of a mode's block in $out: field MODE NAME.
+field() { echo "$out" | awk -v m="$1" -v k="$2:" '$1 == "mode:" {c = $2} c == m && $1 == k {print $2}'; }
 
 timeout 60 "$gen" -s 14 -o "$dir/g.g500" || fail "graph500-gen exit $?"
 out=$(timeout 300 "$bfs" -f "$dir/g.g500" -m host,gpu-mem,gpu-devio,gpu-hostio -n 16 2>&1)
 rc=$?
 echo "$out"
 [ $rc -eq 0 ] || fail "graph500-bfs exit $rc"
-[ "$(echo "$out" | grep -c ": validation: passed (16 of 16 trees)")" -eq 4 ] ||
+[ "$(echo "$out" | grep -c "^validation: *passed (16 of 16 trees")" -eq 4 ] ||
   fail "not 4 validated modes"
-echo "$out" | grep -q '^gpu-devio: bytes_read: [1-9]' || fail "gpu-devio read nothing"
-echo "$out" | grep -q '^gpu-hostio: reads: [1-9]' || fail "gpu-hostio read nothing"
+[ "$(field gpu-devio bytes_read)" -gt 0 ] 2>/dev/null || fail "gpu-devio read nothing"
+[ "$(field gpu-hostio reads)" -gt 0 ] 2>/dev/null || fail "gpu-hostio read nothing"
 # The same roots give the same components: the modes' edge counts agree.
-n=$(echo "$out" | grep -E '^[a-z-]+: mean_nedge:' | awk '{print $3}' | sort -u | wc -l)
+n=$(echo "$out" | grep -E '^bfs_mean_nedge:' | awk '{print $2}' | sort -u | wc -l)
 [ "$n" -eq 1 ] || fail "the modes disagree on the edges traversed"
 echo "PASS"
