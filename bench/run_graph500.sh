@@ -1,39 +1,40 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # The Graph500 rows of docs/BENCHMARKS.md in one command, on one GPU machine:
-#   bench/run_graph500.sh BUILD_DIR DATA_DIR [SCALE]     (SCALE default 26)
-# Writes DATA_DIR/gSCALE.g500 when missing (scale 26: 9.1 GB and about 2
-# minutes on 16 cores; 27: 18.3 GB, about 4.5). Then, each line one
-# graph500-bfs process (every mode of it on the same roots):
-#   hot:        MODES, 8 roots, the first tree of each mode validated
-#   hot, 2 SQPOLL threads:  gpu-devio and the host-driven modes
-#   cold:       the file's pages dropped before each search, 4 roots
-# MODES (default gpu-devio,gpu-hostio,file,host,gpu-mem) and ROOTS (8)
-# override; a mode this build lacks is a usage error (exit 2). Each step is
-# under timeout(1); the script goes on after a failed step and exits 1.
+#   bench/run_graph500.sh BUILD_DIR DATA_DIR [SCALE]     (SCALE default 27)
+# Writes DATA_DIR/gSCALE.g500 when missing. Then, each line one graph500-bfs
+# process (every mode of it on the same roots, an untimed warm-up search
+# first), with --gpu-memory-limit LIMIT (default 8G: below the column
+# indices of scale 27, 17.2 GB, so gpu-mem cannot run and says so):
+#   hot:   MODES, ROOTS roots (default 64), VALIDATE trees validated a mode
+#          (default all)
+#   cold:  COLD_MODES, the file's pages dropped before each search,
+#          COLD_ROOTS roots (default 4)
+# MODES default gpu-devio,gpu-hostio,gpu-zerocopy,host-do,gpu-mem;
+# COLD_MODES gpu-devio,gpu-hostio,host-do. Each step is under timeout(1);
+# the script goes on after a failed step and exits 1.
 set -uo pipefail
-build=$1 data=$2 scale=${3:-26}
+build=$1 data=$2 scale=${3:-27}
 bfs=$build/examples/graph500/graph500-bfs gen=$build/examples/graph500/graph500-gen
-modes=${MODES:-gpu-devio,gpu-hostio,file,host,gpu-mem}
-roots=${ROOTS:-8}
-io_modes=$(echo "$modes" | tr , '\n' | grep -E '^(gpu-devio|gpu-hostio|file)$' | paste -sd, -)
+modes=${MODES:-gpu-devio,gpu-hostio,gpu-zerocopy,host-do,gpu-mem}
+cold_modes=${COLD_MODES:-gpu-devio,gpu-hostio,host-do}
+roots=${ROOTS:-64} cold_roots=${COLD_ROOTS:-4} validate=${VALIDATE:-$roots}
+limit=${LIMIT:-8G}
 graph=$data/g$scale.g500
 rc=0
 step() {  # seconds-limit args...
-  local limit=$1 start=$SECONDS
+  local seconds=$1 start=$SECONDS
   shift
   echo "\$ $*"
-  timeout "$limit" "$@" || { echo "exit $?"; rc=1; }
+  timeout "$seconds" "$@" || { echo "exit $?"; rc=1; }
   echo "($((SECONDS - start)) s)"
 }
 mkdir -p "$data"
 [ -f "$graph" ] || step 900 "$gen" -s "$scale" -o "$graph"
-step 1200 "$bfs" -f "$graph" -m "$modes" -n "$roots" --validate 1
-if [ -n "$io_modes" ]; then
-  case ",$io_modes," in *,gpu-devio,*) sq=(--sqthreads 2) ;; *) sq=() ;; esac
-  if [ ${#sq[@]} -gt 0 ]; then
-    step 1200 "$bfs" -f "$graph" -m "$io_modes" -n "$roots" --validate 1 "${sq[@]}"
-  fi
-  step 1200 "$bfs" -f "$graph" -m "$io_modes" -n 4 --validate 1 --cold
+step 1800 "$bfs" -f "$graph" -m "$modes" -n "$roots" --validate "$validate" \
+  --gpu-memory-limit "$limit"
+if [ -n "$cold_modes" ]; then
+  step 1800 "$bfs" -f "$graph" -m "$cold_modes" -n "$cold_roots" --validate 1 --cold \
+    --gpu-memory-limit "$limit"
 fi
 exit $rc

@@ -45,7 +45,7 @@ void ParallelCopy(void *dst, const void *src, uint64_t n) {
   for (auto &th : pool) th.join();
 }
 
-void *g_held = nullptr;  // LimitGpuMemory's allocation
+std::vector<void *> g_held;  // LimitGpuMemory's allocations
 
 }  // namespace
 
@@ -54,6 +54,11 @@ struct MemGraph {
   uint32_t *cols = nullptr;  // device memory, or pinned host memory the GPU maps
   bool pinned = false;
   uint64_t nv = 0;
+  // Zero-copy sorts each frontier, so that warps walk host memory in
+  // address order, as EMOGI's scan of the vertices in order does.
+  int key_bits = 0;
+  void *sort_tmp = nullptr;
+  size_t sort_bytes = 0;
   BfsArrays s;
 };
 
@@ -81,6 +86,9 @@ int UploadGraph(const uint64_t *offsets, const uint32_t *cols, uint64_t nv, uint
               "cudaHostAlloc column indices");
     g->pinned = true;
     ParallelCopy(g->cols, cols, ne * sizeof(uint32_t));
+    if (nv > 0x7fffffffu) return *err = "more vertices than the frontier sort takes", -EINVAL;
+    if ((rc = SortSpace(nv, &g->key_bits, &g->sort_bytes, err)) != 0) return rc;
+    G500_CUDA(cudaMalloc(&g->sort_tmp, g->sort_bytes), "cudaMalloc sort space");
   }
   return AllocArrays(&g->s, nv, err);
 }
@@ -91,6 +99,8 @@ int BfsInMemory(MemGraph *g, uint64_t root, std::string *err) {
   ull ncur = 1;
   long long error = 0;
   while (rc == 0 && ncur > 0) {
+    if (g->pinned && (rc = SortCur(&g->s, g->sort_tmp, g->sort_bytes, g->key_bits, ncur, err)) != 0)
+      return rc;
     const ull blocks = (ncur * 32 + kBlock - 1) / kBlock;
     InMemoryLevel<<<static_cast<unsigned>(blocks < 65535 ? blocks : 65535), kBlock>>>(
         g->off, g->cols, g->nv, g->s.cur, ncur, g->s.parent, g->s.next, g->s.counters);
@@ -110,6 +120,7 @@ void FreeGraph(MemGraph *g) {
     cudaFreeHost(g->cols);
   else
     cudaFree(g->cols);
+  cudaFree(g->sort_tmp);
   FreeArrays(&g->s);
   delete g;
 }
@@ -117,18 +128,29 @@ void FreeGraph(MemGraph *g) {
 int LimitGpuMemory(uint64_t bytes, uint64_t *held, std::string *err) {
   *held = 0;
   PreferBlockingSync();  // before the first call makes the context
-  if (g_held != nullptr) return *err = "a GPU memory limit is already set", -EBUSY;
-  size_t free_b = 0, total_b = 0;
-  G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
-  if (free_b <= bytes) return 0;
-  G500_CUDA(cudaMalloc(&g_held, free_b - bytes), "cudaMalloc the memory held back");
-  *held = free_b - bytes;
+  if (!g_held.empty()) return *err = "a GPU memory limit is already set", -EBUSY;
+  // The allocator cannot hand out every free byte at once: what one
+  // allocation cannot take, smaller ones do, down to 2 MiB pages.
+  for (uint64_t piece = UINT64_MAX; piece >= (2u << 20);) {
+    size_t free_b = 0, total_b = 0;
+    G500_CUDA(cudaMemGetInfo(&free_b, &total_b), "cudaMemGetInfo");
+    if (free_b <= bytes) break;
+    const uint64_t want = free_b - bytes < piece ? free_b - bytes : piece;
+    void *p = nullptr;
+    if (cudaMalloc(&p, want) != cudaSuccess) {
+      (void)cudaGetLastError();
+      piece = want / 2;
+      continue;
+    }
+    g_held.push_back(p);
+    *held += want;
+  }
   return 0;
 }
 
 void ReleaseGpuMemoryLimit() {
-  cudaFree(g_held);
-  g_held = nullptr;
+  for (void *p : g_held) cudaFree(p);
+  g_held.clear();
 }
 
 }  // namespace g500::gpu

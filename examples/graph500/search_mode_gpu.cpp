@@ -2,6 +2,7 @@
 // The GPU modes of search_mode.h (built where nvcc is).
 #include <ufile/device.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "bfs_devio.h"
@@ -116,7 +117,9 @@ Status OpenGpuMode(const std::string &name, const Csr &g, const GraphFile &f,
     return s;
   }
   if (name == "gpu-hostio") {
+    // A list piece holds at least one entry: no more index entries than that.
     HostioOptions h{.threads = o.threads, .buffer_bytes = o.hostio_buffer_bytes};
+    h.index_entries = std::min<uint64_t>(h.index_entries, h.buffer_bytes / 4);
     if (!default_gap) h.merge_gap_bytes = o.merge_gap_bytes;
     auto m = std::make_unique<HostioMode>();
     Status s = m->Open(f, h);
