@@ -12,7 +12,8 @@
 // MODES, comma-separated, from search_mode.h. --gap: file, gpu-devio and
 // gpu-hostio read two lists in one request across a gap up to this many
 // bytes (default 4096, gpu-hostio 32768). --queues, --depth, --staging,
-// --warps, --sqthreads size gpu-devio's device queues. --gpu-memory-limit
+// --warps, --sqthreads size gpu-devio's device queues; --hostio-buffer each
+// of a gpu-hostio worker's two device buffers. --gpu-memory-limit
 // BYTES (suffix k, M, G, T allowed): the GPU modes may use at most this much
 // GPU memory (the rest is held in one allocation); a mode that needs more
 // says "not run" and the others go on. construction_time is kernel 1 as
@@ -74,7 +75,8 @@ int Usage(const std::string &why) {
   std::fprintf(why.empty() ? stdout : stderr,
                "usage: graph500-bfs -f FILE [-m %s] [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)]"
                " [--seed N] [--cold] [--validate N(all)] [--gap BYTES] [--queues N] [--depth N]"
-               " [--staging BYTES] [--warps N] [--sqthreads N] [--gpu-memory-limit BYTES]\n",
+               " [--staging BYTES] [--warps N] [--sqthreads N] [--hostio-buffer BYTES(16M)]"
+               " [--gpu-memory-limit BYTES]\n",
                modes.c_str());
   return why.empty() ? 0 : 2;
 }
@@ -109,6 +111,8 @@ bool ParseOne(const std::string &k, const std::string &v, Args *a) {
     u(&s.warps, 0, 1 << 20);
   else if (k == "--sqthreads")
     u(&s.sq_threads, 0, 1024);
+  else if (k == "--hostio-buffer")
+    ok = g500::ParseBytes(v, 4096, &s.hostio_buffer_bytes);
   else if (k == "--gpu-memory-limit")
     ok = g500::ParseBytes(v, 1, &a->gpu_memory_limit);
   else if (k == "-m") {
@@ -204,7 +208,6 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g, const g5
     std::fprintf(stderr, "graph500-bfs: %s: %s\n", mode.c_str(), s.msg.c_str());
     return 1;
   }
-  const std::string p = mode + ": ";
   const char *cold = !a.cold ? ""
                      : ReadsFileWhileSearching(mode)
                          ? " (cold page cache)"

@@ -32,7 +32,9 @@ for t in "$gen" "$bfs"; do
     timeout 10 "$t" $h >/dev/null 2>&1 || fail "$t $h: exit $?"
   done
 done
-timeout 10 "$bfs" -f "$dir/g.g500" -m nope >/dev/null 2>&1; [ $? -eq 2 ] || fail "-m nope not a usage error"
+for bad in "-m nope" "-m host,,file" "--gpu-memory-limit 12x" "--gpu-memory-limit 0" "--hostio-buffer 1k"; do
+  timeout 10 "$bfs" -f "$dir/g.g500" $bad >/dev/null 2>&1; [ $? -eq 2 ] || fail "$bad not a usage error"
+done
 head -c 10000 "$dir/g.g500" > "$dir/short.g500"
 msg=$(timeout 10 "$bfs" -f "$dir/short.g500" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "truncated file: exit $rc"
