@@ -32,14 +32,15 @@ constexpr uint64_t kBottomUpChunk = 1 << 14;  // vertices scanned
 // One top-down level: each frontier vertex claims its unreached neighbours.
 // Returns the number of edges the next frontier has.
 uint64_t TopDown(const Csr &g, const std::vector<uint32_t> &cur, unsigned threads,
-                 std::vector<int64_t> &parent, Frontier &next) {
-  std::atomic<uint64_t> next_edges{0};
+                 std::vector<int64_t> &parent, Frontier &next, uint64_t *examined) {
+  std::atomic<uint64_t> next_edges{0}, scanned{0};
   const uint64_t chunks = (cur.size() + kTopDownChunk - 1) / kTopDownChunk;
   ParallelEach(chunks, threads, [&](uint64_t k, unsigned t) {
-    uint64_t edges = 0;
+    uint64_t edges = 0, rows = 0;
     auto &out = next.Local(t);
     const uint64_t e = std::min<uint64_t>(cur.size(), (k + 1) * kTopDownChunk);
     for (uint64_t i = k * kTopDownChunk; i < e; i++) {
+      rows += g.Degree(cur[i]);
       for (uint32_t u : g.Row(cur[i])) {
         if (u < g.nv() && Claim(parent, u, cur[i])) {
           out.push_back(u);
@@ -48,13 +49,15 @@ uint64_t TopDown(const Csr &g, const std::vector<uint32_t> &cur, unsigned thread
       }
     }
     next_edges.fetch_add(edges, std::memory_order_relaxed);
+    scanned.fetch_add(rows, std::memory_order_relaxed);
     return true;
   });
+  *examined += scanned.load();
   return next_edges.load();
 }
 
 struct LevelSize {
-  uint64_t vertices = 0, edges = 0;
+  uint64_t vertices = 0, edges = 0, examined = 0;
 };
 
 // One bottom-up level: each unreached vertex looks for a neighbour in the
@@ -62,15 +65,16 @@ struct LevelSize {
 // parent; the new frontier is marked in in_next.
 LevelSize BottomUp(const Csr &g, const std::vector<uint8_t> &in_cur, unsigned threads,
                    std::vector<int64_t> &parent, std::vector<uint8_t> &in_next) {
-  std::atomic<uint64_t> vertices{0}, edges{0};
+  std::atomic<uint64_t> vertices{0}, edges{0}, scanned{0};
   const uint64_t chunks = (g.nv() + kBottomUpChunk - 1) / kBottomUpChunk;
   ParallelEach(chunks, threads, [&](uint64_t k, unsigned) {
-    uint64_t n = 0, m = 0;
+    uint64_t n = 0, m = 0, x = 0;
     const uint64_t e = std::min<uint64_t>(g.nv(), (k + 1) * kBottomUpChunk);
     for (uint64_t v = k * kBottomUpChunk; v < e; v++) {
       in_next[v] = 0;
       if (parent[v] != -1) continue;
       for (uint32_t u : g.Row(v)) {
+        x++;
         if (u < g.nv() && in_cur[u]) {
           parent[v] = u;  // only this thread writes v in a bottom-up level
           in_next[v] = 1;
@@ -82,9 +86,10 @@ LevelSize BottomUp(const Csr &g, const std::vector<uint8_t> &in_cur, unsigned th
     }
     vertices.fetch_add(n, std::memory_order_relaxed);
     edges.fetch_add(m, std::memory_order_relaxed);
+    scanned.fetch_add(x, std::memory_order_relaxed);
     return true;
   });
-  return {vertices.load(), edges.load()};
+  return {vertices.load(), edges.load(), scanned.load()};
 }
 
 // The frontier between the two forms: a list of vertices, a byte a vertex.
@@ -144,10 +149,11 @@ HostBfsLevels HostBfs(const Csr &g, uint64_t root, const HostBfsOptions &o,
       in_cur.swap(in_next);
       cur_size = s.vertices, cur_edges = s.edges;
       levels.bottom_up++;
+      levels.edges_examined += s.examined;
       continue;
     }
     if (was_bottom_up) BytesToList(in_cur, threads, next, &cur);
-    cur_edges = TopDown(g, cur, threads, *parent, next);
+    cur_edges = TopDown(g, cur, threads, *parent, next, &levels.edges_examined);
     next.Gather(&cur, false);
     cur_size = cur.size();
     levels.top_down++;

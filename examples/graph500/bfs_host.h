@@ -28,6 +28,7 @@ struct HostBfsOptions {
 
 struct HostBfsLevels {
   uint32_t top_down = 0, bottom_up = 0;
+  uint64_t edges_examined = 0;  // column entries read: bottom-up stops at a parent
 };
 
 // parent is resized to nv. Neighbours outside [0, nv) are skipped. Returns

@@ -233,6 +233,19 @@ TEST(HostBfs, DirectionOptimizingTurnsBottomUpAndBack) {
   EXPECT_EQ(HostBfs(g, 1, {.threads = 2}, &p).bottom_up, 0u) << "top-down only";
 }
 
+// On a Kronecker graph the bottom-up levels stop at the first parent found:
+// the direction-optimizing search reads a fraction of the column entries.
+TEST(HostBfs, DirectionOptimizingExaminesFewerEdges) {
+  const Csr g = Generate(14);
+  const uint64_t root = SampleRoots(g, 1, 7).at(0);
+  std::vector<int64_t> p;
+  const HostBfsLevels td = HostBfs(g, root, {.threads = 2}, &p);
+  const HostBfsLevels dir = HostBfs(g, root, {.threads = 2, .direction_optimizing = true}, &p);
+  EXPECT_EQ(td.edges_examined, 2 * ValidateBfs(g, root, p).nedge);
+  EXPECT_GT(dir.bottom_up, 0u);
+  EXPECT_LT(dir.edges_examined * 2, td.edges_examined);
+}
+
 TEST(SearchModes, TheCpuModesAgreeBehindOneInterface) {
   const Csr g = Generate(11);
   ufile::test::TempDir dir;
