@@ -6,74 +6,16 @@ exactly once; reads balance over ranks by bytes, not by files; the number
 of collectives per load."""
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pytest
 
+import plan_sim
 from ufile.safetensors._dist_plan import AllToAll, Broadcast, make_plan, split_sizes
 from ufile.safetensors._dist_rules import shard_from_tp_plan, split_dims
-from ufile.safetensors._format import DTYPES, Header, SafetensorError, TensorInfo
+from ufile.safetensors._format import SafetensorError
 
-NP = {"F32": np.float32, "F16": np.float16, "U8": np.uint8, "I64": np.int64, "BF16": np.uint16}
-
-
-def _headers(files: list) -> tuple:
-    """files: list of [(name, dtype, shape)]; returns headers and file bytes."""
-    rng = np.random.default_rng(3)
-    headers, blobs = [], []
-    for fi, entries in enumerate(files):
-        data_start, pos, tensors = 64 + 8 * fi, 0, {}
-        for name, dtype, shape in entries:
-            n = math.prod(shape) * DTYPES[dtype][0]
-            tensors[name] = TensorInfo(name, dtype, tuple(shape), pos, pos + n)
-            pos += n
-        blob = rng.integers(0, 256, data_start + pos, dtype=np.uint8)
-        headers.append(Header(f"f{fi}", data_start, data_start + pos, None, tensors))
-        blobs.append(blob)
-    return headers, blobs
-
-
-def _execute(plan, headers, blobs) -> tuple:
-    """Carries the plan out in numpy; returns per-rank {name: array} and the
-    number of times each file byte was read."""
-    n = plan.ranks
-    reads = [np.zeros(len(b), np.int32) for b in blobs]
-    out = [{name: np.zeros(p.shape, NP[p.dtype]) for name, p in plan.parts[r].items()}
-           for r in range(n)]
-
-    def read(rd) -> np.ndarray:
-        reads[rd.file][rd.offset:rd.offset + rd.size] += 1
-        return blobs[rd.file][rd.offset:rd.offset + rd.size]
-
-    def raw(r, name):
-        return out[r][name].reshape(-1).view(np.uint8)
-    for r in range(n):
-        for rd in plan.direct[r]:
-            raw(r, rd.dest)[rd.dest_offset:rd.dest_offset + rd.size] = read(rd)
-    for op in plan.ops:
-        if isinstance(op, Broadcast):
-            assert op.root in op.ranks and op.read.dest == op.name
-            assert op.hi - op.lo <= plan.chunk and op.read.size == op.hi - op.lo
-            raw(op.root, op.name)[op.lo:op.hi] = read(op.read)
-            for r in op.ranks:
-                raw(r, op.name)[op.lo:op.hi] = raw(op.root, op.name)[op.lo:op.hi]
-            continue
-        sends = []
-        for j in range(n):   # rank j: its rows, packed per receiver
-            first, count = op.rows[j]
-            assert (op.reads[j] is None) == (count == 0)
-            slab = read(op.reads[j]).reshape(count, op.row_bytes) if count else \
-                np.zeros((0, op.row_bytes), np.uint8)
-            assert slab.nbytes <= max(plan.slab, op.row_bytes)
-            sends.append([slab[:, c0:c0 + cb] for c0, cb in op.cols])
-        for k in range(n):
-            got = np.concatenate([sends[j][k] for j in range(n)]).reshape(-1)
-            assert got.nbytes == op.recv_bytes(k) <= max(plan.recv, op.row_bytes)
-            if op.cols[k][1]:
-                raw(k, op.name).reshape(-1, op.cols[k][1])[op.o0:op.o1] = \
-                    got.reshape(-1, op.cols[k][1])
-    return out, reads
+NP = plan_sim.NP
+_headers, _execute = plan_sim.headers, plan_sim.execute
 
 
 def _check(files, dims_rule, wanted_fn, ranks, chunk, slab=None):

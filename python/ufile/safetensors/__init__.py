@@ -25,6 +25,7 @@ from typing import Any, Iterator
 
 from . import _dist, _dist_rules, _frameworks, _loader
 from ._dist import DistributedLoadError
+from ._dist_mesh import on_mesh
 from ._dist_rules import shard_from_tp_plan
 from ._format import DTYPES, SafetensorError, read_header
 from ._open import SafeSlice, safe_open
@@ -34,7 +35,8 @@ from ._save_dist import DistributedSaveError
 
 __all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
            "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
-           "shard_from_tp_plan", "DTYPES", "save_file", "save",
+           "shard_from_tp_plan", "load_into", "on_mesh", "load_dtensors",
+           "DTYPES", "save_file", "save",
            "save_checkpoint", "DistributedSaveError"]
 
 
@@ -161,6 +163,37 @@ def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
     headers = _checkpoint_headers(path)
     fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
     return _loader.iterate(headers, fw, dev, _loader.Options(**options))
+
+
+def load_into(path: str | os.PathLike, targets: Any, *, group: Any = None,
+              rename: Any = None, cast: bool = False, strict: bool = True,
+              **options: Any) -> list[str]:
+    """Loads a checkpoint into tensors that exist: ``targets`` maps checkpoint
+    names (after ``rename``, a mapping or a callable returning the target's
+    name or None to skip) to a tensor, a DTensor (its local part), or a list
+    of ``(destination, destination slices, source slices)`` for fused and
+    padded parameters (docs/DISTRIBUTED.md). Bytes are read (or, with
+    ``group``, received) straight into the destinations where they are
+    contiguous and of the checkpoint's dtype; else through a temporary of the
+    part's size, converted when ``cast``. Checkpoint tensors no target takes
+    are not read; a target no tensor fills raises ValueError when ``strict``.
+    With ``group``, a collective load (each byte read once across the group;
+    any rank's failure raises DistributedLoadError on every rank). Returns the
+    names of the checkpoint tensors loaded, in checkpoint order."""
+    from ._load_into import load_into as run
+    return run(lambda: _checkpoint_headers(path), targets, group, rename, cast, strict,
+               options)
+
+
+def load_dtensors(path: str | os.PathLike, device_mesh: Any, placements: Any, *,
+                  group: Any = None, **options: Any) -> dict[str, Any]:
+    """Every tensor as a DTensor on ``device_mesh`` (torch >= 2.x), placed as
+    ``placements`` says (patterns or a callable, to a list of Shard(d) /
+    Replicate(), one a mesh dimension; default Replicate()): a collective
+    load over ``group`` (default: the world), each byte read once; uneven
+    parts as DTensor cuts them (torch.chunk's)."""
+    from ._dist_dtensor import load_dtensors as run
+    return run(path, device_mesh, placements, group, options)
 
 
 def _checkpoint_headers(path: str | os.PathLike) -> list:

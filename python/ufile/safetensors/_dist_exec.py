@@ -65,6 +65,9 @@ class Executor:
         self.paths = {n: h.path for h in headers for n in h.tensors}
         self.depth = depth
         self.alloc: Allocator | None = None
+        # (part key, Part) -> a contiguous tensor of the part's shape and dtype
+        # to read into, instead of a new one (load_into).
+        self.destination: Any = None
         self.files: dict = {}
         self.failed: str | None = None
         self.reader = PriorityReader(opts.inflight)
@@ -135,9 +138,11 @@ class Executor:
 
     def _make(self, name: str) -> Any:
         part = self.parts[name]
+        if self.destination is not None:   # load_into: the caller's memory
+            return self.destination(name, part)
         nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
         info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
-        return self.fw.empty(info, self.paths[name], self.device)
+        return self.fw.empty(info, self.paths[part.name], self.device)
 
     def _alloc_order(self) -> list:
         """This rank's tensors in the order the walk first touches them."""
@@ -286,7 +291,8 @@ class Executor:
         buf = self.scratch[:op.hi - op.lo]
         if self.rank in op.ranks and not self.failed:
             try:
-                buf = self._bytes(op.name)[op.lo:op.hi]
+                lo = op.offset(self.rank)
+                buf = self._bytes(op.name)[lo:lo + op.hi - op.lo]
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"allocating tensor {op.name!r}: {type(exc).__name__}: {exc}")
         return self.g.dist.broadcast(buf, self.g.global_rank(op.root), group=self.g.group,
@@ -301,7 +307,8 @@ class Executor:
         dest = None
         if op.cols[self.rank][1] and not self.failed:
             try:
-                dest = self._bytes(op.name).view(-1, op.cols[self.rank][1])[op.o0:op.o1]
+                dest = self._bytes(op.name).view(-1, op.cols[self.rank][1])[
+                    op.part_rows(self.rank)]
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"allocating tensor {op.name!r}: {type(exc).__name__}: {exc}")
         packed = not self.failed

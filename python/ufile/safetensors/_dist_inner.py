@@ -4,8 +4,9 @@ whole outer rows (an AllToAll of the plan), completed so that each rank
 receives only its own columns, straight into its tensor.
 
 Every rank has read its share of the run's rows into staging (``slab``) and
-packs, for each receiver, that receiver's columns of those rows where they go
-in the receiver's part. Then:
+packs, for each receiver, that receiver's columns of those of its rows the
+receiver wants (``AllToAll.sent_rows``), where they go in the receiver's
+part. Then:
 - CUDA (NCCL): a reduce-scatter of bytes (uint8 sum) over the packed buffer,
   zero wherever this rank has no rows: each byte of a part comes from exactly
   one rank and the others add zero, so the sum is the bytes themselves. Not
@@ -26,7 +27,7 @@ from ._dist_plan import AllToAll
 def part_bytes(op: AllToAll) -> int:
     """Bytes of the largest receiver's part of the run: the reduce-scatter's
     equal share."""
-    return (op.o1 - op.o0) * max(size for _, size in op.cols)
+    return max(op.recv_bytes(k) for k in range(len(op.cols)))
 
 
 def send_bytes(op: AllToAll, rank: int, cuda: bool) -> int:
@@ -53,47 +54,57 @@ def _rows(ex: Any, op: AllToAll, slab: Any) -> Any:
 
 def _reduce_scatter(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,
                     packed: bool) -> Any:
-    width, share = op.o1 - op.o0, part_bytes(op)
+    share = part_bytes(op)
     buf = send[:len(op.cols) * share]
     buf.zero_()
     first, count = op.rows[ex.rank]
     if packed and count:
         try:
-            rows, at = _rows(ex, op, slab), first - op.o0
+            rows = _rows(ex, op, slab)
             for k, (start, size) in enumerate(op.cols):
-                if size:
-                    part = buf[k * share:k * share + width * size].view(width, size)
-                    part[at:at + count].copy_(rows[:, start:start + size])
+                a, b = op.sent_rows(ex.rank, k)
+                if size and a < b:
+                    lo, hi = op.recv_rows(k)
+                    part = buf[k * share:k * share + (hi - lo) * size].view(hi - lo, size)
+                    part[a - lo:b - lo].copy_(rows[a - first:b - first, start:start + size])
         except Exception as exc:  # noqa: BLE001 - reported at the final agreement
             ex._fail(f"packing tensor {op.name!r}: {type(exc).__name__}: {exc}")
             buf.zero_()
-    mine = op.cols[ex.rank][1]
-    in_place = dest is not None and width * mine == share
+    mine = op.recv_bytes(ex.rank)
+    in_place = dest is not None and mine == share
     out = dest.reshape(-1) if in_place else ex.scratch[:share]
     dist = ex.g.dist
     scatter = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
     work = scatter(out, buf, op=dist.ReduceOp.SUM, group=ex.g.group, async_op=True)
     if dest is not None and not in_place:   # a smaller uneven part: copied behind it
         work.wait()
-        dest.reshape(-1).copy_(ex.scratch[:width * mine])
+        dest.reshape(-1).copy_(ex.scratch[:mine])
     return work
 
 
 def _all_to_all(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,
                 packed: bool) -> Any:
-    count = op.rows[ex.rank][1]
+    first, count = op.rows[ex.rank]
+    n = len(op.cols)
     if packed and count:
         try:
             rows, pos = _rows(ex, op, slab), 0
-            for start, size in op.cols:
-                if size:
-                    send[pos:pos + count * size].view(count, size).copy_(
-                        rows[:, start:start + size])
-                    pos += count * size
+            for k, (start, size) in enumerate(op.cols):
+                a, b = op.sent_rows(ex.rank, k)
+                if size and a < b:
+                    send[pos:pos + (b - a) * size].view(b - a, size).copy_(
+                        rows[a - first:b - first, start:start + size])
+                    pos += (b - a) * size
         except Exception as exc:  # noqa: BLE001 - reported at the final agreement
             ex._fail(f"packing tensor {op.name!r}: {type(exc).__name__}: {exc}")
     mine = op.cols[ex.rank][1]
     out = dest.reshape(-1) if dest is not None else ex.scratch[:op.recv_bytes(ex.rank)]
+
+    def rows_between(j: int, k: int) -> int:
+        a, b = op.sent_rows(j, k)
+        return b - a
     return ex.g.dist.all_to_all_single(
-        out, send[:op.send_bytes(ex.rank)], output_split_sizes=[c * mine for _, c in op.rows],
-        input_split_sizes=[count * c for _, c in op.cols], group=ex.g.group, async_op=True)
+        out, send[:op.send_bytes(ex.rank)],
+        output_split_sizes=[rows_between(j, ex.rank) * mine for j in range(n)],
+        input_split_sizes=[rows_between(ex.rank, k) * c for k, (_, c) in enumerate(op.cols)],
+        group=ex.g.group, async_op=True)

@@ -1,47 +1,57 @@
 # SPDX-License-Identifier: Apache-2.0
 """The plan of a collective load: who reads which byte range of which file, and
 which collectives complete the tensors. Plain data, computed identically on
-every rank from the same inputs (the checkpoint's headers, the agreed split
-dimensions, every rank's selection), so it needs no process group and is
-unit-tested on its own.
+every rank from the same inputs (the checkpoint's headers and what each rank
+wants), so it needs no process group and is unit-tested on its own.
 
-Each byte any rank needs is read exactly once, by one rank, and lands where it
-stays wherever it can:
-- *direct*: a rank's own contiguous part (a whole tensor only it needs, or its
-  part of a tensor split along a dimension whose leading dimensions are all 1,
-  such as dimension 0) is read straight into its tensor; no collective;
-- *broadcast*: a tensor two or more ranks need whole is cut into chunks of at
-  most ``chunk`` bytes; one of the ranks that need it (the one with the fewest
-  bytes to read so far) reads each chunk straight into its own tensor and
-  broadcasts it into the others' tensors (a rank that needs none of it
-  receives into scratch);
-- *all-to-all*: a tensor split along an inner dimension (each rank's part is
-  strided in the file) is cut into runs of whole outer rows; every rank reads a
-  contiguous share of a run's rows into staging, packs them so that each
-  rank's columns are contiguous, and one all_to_all delivers each rank's
-  columns straight into its tensor.
+The input is what each rank wants: per part, a box of a checkpoint tensor (one
+(start, stop) a dimension; ``Want``). Replicas, splits along any dimension, a
+mesh's parts, fused and padded destinations are all boxes; the ``shard=`` rules
+are one producer of them (``wants_from_dims``). Each byte any rank needs is
+read exactly once, by one rank, and lands where it stays wherever it can:
+- *direct*: a byte range of a tensor that only one rank wants (a whole tensor,
+  a part contiguous in the file such as a dimension-0 split) is read straight
+  into its part; no collective;
+- *broadcast*: a byte range several ranks want (replicas; the same part on
+  several ranks of a 2-D mesh) is cut into chunks of at most ``chunk`` bytes;
+  one of those ranks (the one with the fewest bytes to read so far) reads
+  each chunk straight into its part and broadcasts it into the others' (a
+  rank that needs none of it receives into scratch);
+- *all-to-all*: parts strided in the file (a split along an inner dimension)
+  view the tensor as rows cut at that dimension; runs of the rows someone
+  wants are read in equal shares by every rank into staging, packed so that
+  each receiver's bytes are contiguous, and one collective delivers each
+  rank's bytes straight into its part.
 Collectives (``ops``) follow the files' order and every rank issues them in
 that order."""
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
-from ._format import Header, TensorInfo
+from . import _dist_box
+from ._format import DTYPES, Header, SafetensorError, TensorInfo
 
 ALIGN = 4096                 # chunk cuts fall on 4 KiB file offsets (O_DIRECT)
 
 
 @dataclass(frozen=True)
+class Want:
+    """What a rank asks for of checkpoint tensor ``name``: the box ``box``
+    (one (start, stop) a dimension), delivered as one contiguous tensor."""
+    name: str
+    box: tuple
+
+
+@dataclass(frozen=True)
 class Part:
-    """What one rank receives of one tensor: all of it (dim None) or
-    ``torch.tensor_split(tensor, ranks, dim)[rank]``."""
+    """What one rank receives of one tensor: box ``box`` of tensor ``name``,
+    as a contiguous tensor of shape ``shape`` (the box's extents)."""
     name: str
     dtype: str
-    shape: tuple           # the rank's tensor
-    dim: int | None
-    start: int = 0         # first index along dim
-    length: int = 0        # indices along dim
+    shape: tuple
+    box: tuple
 
 
 @dataclass(frozen=True)
@@ -57,23 +67,30 @@ class Read:
 
 @dataclass(frozen=True)
 class Broadcast:
-    """Bytes [lo, hi) of tensor ``name``: ``root`` reads them into its tensor
-    (``read``) and broadcasts them; ``ranks`` keep them."""
+    """Bytes [lo, hi) of part ``name`` of the root: ``root`` reads them into
+    its part (``read``) and broadcasts them; ``ranks`` keep them, each at
+    ``at[i]`` in its part (empty tuple: at ``lo``, as the root)."""
     name: str
     lo: int
     hi: int
     root: int
     ranks: tuple
     read: Read
+    at: tuple = ()
+
+    def offset(self, rank: int) -> int:
+        """Where a keeper's part holds the bytes."""
+        return self.at[self.ranks.index(rank)] if self.at else self.lo
 
 
 @dataclass(frozen=True)
 class AllToAll:
-    """Outer rows [o0, o1) of tensor ``name`` (split along an inner dimension):
-    rank j reads rows ``rows[j]`` = (first, count) into staging (``reads[j]``,
-    None when count is 0) and sends rank k the bytes ``cols[k]`` = (offset in
-    a row, size; size 0: k needs none) of each row; rank k receives rows
-    [o0, o1) of its part in place."""
+    """Outer rows [o0, o1) of tensor ``name`` (viewed as rows of ``row_bytes``:
+    a part cuts a dimension of it): rank j reads rows ``rows[j]`` = (first,
+    count) into staging (``reads[j]``, None when count is 0) and sends rank k
+    the bytes ``cols[k]`` = (offset in a row, size; size 0: k needs none) of
+    each row k wants; rank k's part holds the rows ``want[k]`` = (first, end)
+    (empty tuple: every row) and receives those of [o0, o1) in place."""
     name: str
     o0: int
     o1: int
@@ -81,12 +98,36 @@ class AllToAll:
     rows: tuple
     cols: tuple
     reads: tuple
+    want: tuple = ()
+
+    def recv_rows(self, k: int) -> tuple:
+        """(first, end) of the rows of [o0, o1) rank k receives."""
+        if not self.want or not self.cols[k][1]:
+            return (self.o0, self.o1) if self.cols[k][1] else (self.o0, self.o0)
+        a, b = self.want[k]
+        lo, hi = max(a, self.o0), min(b, self.o1)
+        return (lo, hi) if lo < hi else (self.o0, self.o0)
+
+    def part_rows(self, k: int) -> slice:
+        """Rows of rank k's part (viewed as rows of ``cols[k]`` bytes) this op fills."""
+        lo, hi = self.recv_rows(k)
+        first = self.want[k][0] if self.want else 0
+        return slice(lo - first, hi - first)
+
+    def sent_rows(self, j: int, k: int) -> tuple:
+        """(first, end) of the rows rank j reads that rank k receives."""
+        lo, hi = self.recv_rows(k)
+        first, count = self.rows[j]
+        a, b = max(lo, first), min(hi, first + count)
+        return (a, b) if a < b else (a, a)
 
     def send_bytes(self, rank: int) -> int:
-        return self.rows[rank][1] * sum(c[1] for c in self.cols)
+        return sum((lambda r: r[1] - r[0])(self.sent_rows(rank, k)) * c[1]
+                   for k, c in enumerate(self.cols))
 
     def recv_bytes(self, rank: int) -> int:
-        return (self.o1 - self.o0) * self.cols[rank][1]
+        lo, hi = self.recv_rows(rank)
+        return (hi - lo) * self.cols[rank][1]
 
 
 @dataclass
@@ -121,118 +162,214 @@ class Plan:
 
 def split_sizes(length: int, ranks: int) -> list[int]:
     """torch.tensor_split's part lengths: the first ``length % ranks`` one longer."""
-    base, extra = divmod(length, ranks)
-    return [base + (1 if r < extra else 0) for r in range(ranks)]
+    return _dist_box.tensor_split_sizes(length, ranks)
 
 
-def part_of(info: TensorInfo, dim: int | None, rank: int, ranks: int) -> Part:
-    if dim is None:
-        return Part(info.name, info.dtype, info.shape, None, 0, 0)
-    sizes = split_sizes(info.shape[dim], ranks)
-    shape = info.shape[:dim] + (sizes[rank],) + info.shape[dim + 1:]
-    return Part(info.name, info.dtype, shape, dim, sum(sizes[:rank]), sizes[rank])
+def box_for(shape: tuple, split: Any, rank: int, ranks: int) -> tuple:
+    """The box a ``shard`` rule's value gives rank ``rank``: None, whole; a
+    dimension, ``torch.tensor_split``'s part; an object with ``box(shape,
+    rank, ranks)`` (a mesh layout, _dist_mesh), its box."""
+    if split is None:
+        return _dist_box.whole(shape)
+    if isinstance(split, int):
+        return _dist_box.cut(_dist_box.whole(shape), split, rank, ranks, "tensor_split")
+    return split.box(shape, rank, ranks)
 
 
-def outer_block(info: TensorInfo, dim: int) -> tuple[int, int]:
-    """(number of outer indices before dim, bytes of one outer block)."""
-    outer = math.prod(info.shape[:dim])
-    return outer, (info.nbytes // outer if outer else 0)
+def wants_from_dims(headers: list[Header], dims: dict, wanted: list) -> list:
+    """Per rank, {name: Want} from the agreed split of every tensor and each
+    rank's selection: the ``shard=`` / ``select=`` rules as boxes."""
+    out: list = []
+    for r, names in enumerate(wanted):
+        mine: dict = {}
+        for h in headers:
+            for info in (h.tensors[n] for n in h.offset_order()):
+                if info.name in names:
+                    box = box_for(info.shape, dims.get(info.name), r, len(wanted))
+                    mine[info.name] = Want(info.name, box)
+        out.append(mine)
+    return out
 
 
-def make_plan(headers: list[Header], dims: dict, wanted: list, chunk: int, slab: int) -> Plan:
-    """``dims``: tensor name -> split dimension or None (agreed by all ranks);
-    ``wanted``: per rank, the set of names it selected; ``chunk``: the largest
-    broadcast (and all-to-all receive) in bytes; ``slab``: the most bytes one
-    rank stages for one all-to-all (a single outer row larger than that is
-    staged whole)."""
-    ranks = len(wanted)
+def make_plan(headers: list[Header], dims: dict, wanted: list, chunk: int, slab: int,
+              wants: list | None = None) -> Plan:
+    """``dims``: tensor name -> how it is split (box_for; agreed by all ranks);
+    ``wanted``: per rank, the set of names it selected; or, instead of both,
+    ``wants``: per rank, {part key: Want}. ``chunk``: the largest broadcast (and
+    all-to-all receive) in bytes; ``slab``: the most bytes one rank stages for
+    one all-to-all (a single outer row larger than that is staged whole).
+    Raises SafetensorError for a Want naming no tensor of the checkpoint or a
+    box the tensor does not have."""
+    checked = wants is None   # the rules' boxes fit by construction
+    if wants is None:
+        wants = wants_from_dims(headers, dims, wanted)
+    ranks = len(wants)
     chunk = max(ALIGN, chunk // ALIGN * ALIGN)
     plan = Plan(ranks, [h.path for h in headers], [{} for _ in range(ranks)],
                 [[] for _ in range(ranks)])
+    by_name = _by_name(headers, wants, checked)
     load = [0] * ranks        # bytes each rank reads so far: roots go to the least loaded
     for fi, h in enumerate(headers):
         for info in (h.tensors[n] for n in h.offset_order()):
-            needers = tuple(r for r in range(ranks) if info.name in wanted[r])
-            if not needers:
-                continue
-            dim = dims.get(info.name)
-            for r in needers:
-                plan.parts[r][info.name] = part_of(info, dim, r, ranks)
+            entries = by_name.pop(info.name, [])
+            for r, key, box in entries:
+                plan.parts[r][key] = Part(info.name, info.dtype, _dist_box.extents(box), box)
             if info.nbytes == 0:
                 continue
-            off = h.data_start + info.begin
-            if _plan_direct(plan, fi, off, info, dim, needers, load):
-                continue
-            if dim is None:
-                _plan_broadcasts(plan, fi, off, info, needers, chunk, load)
-            else:
-                _plan_all_to_all(plan, fi, off, info, dim, needers, chunk, slab, load)
+            for layer in _layers(entries):
+                t = _Tensor(fi, h.data_start + info.begin, info, layer)
+                if t.ranges is not None:
+                    _plan_ranges(plan, t, chunk, load)
+                else:
+                    _plan_all_to_all(plan, t, chunk, slab, load)
+    for reads in plan.direct:
+        reads.sort(key=lambda rd: (rd.file, rd.offset))
     return plan
 
 
-def _plan_direct(plan: Plan, fi: int, off: int, info: TensorInfo, dim: int | None,
-                 needers: tuple, load: list) -> bool:
-    """Adds direct reads when each needer's bytes are one contiguous range
-    nobody else needs; False when the tensor needs a collective."""
-    if dim is None:
-        if len(needers) != 1:
-            return False
-        plan.direct[needers[0]].append(Read(fi, off, info.nbytes, info.name, 0))
-        load[needers[0]] += info.nbytes
-        return True
-    outer, block = outer_block(info, dim)
-    if outer != 1:
-        return False
-    row = block // info.shape[dim] if info.shape[dim] else 0
-    for r in needers:
-        part = plan.parts[r][info.name]
-        if part.length:
-            size = part.length * row
-            plan.direct[r].append(Read(fi, off + part.start * row, size, info.name, 0))
-            load[r] += size
-    return True
+def _by_name(headers: list[Header], wants: list, checked: bool) -> dict:
+    infos = {n: i for h in headers for n, i in h.tensors.items()}
+    out: dict = {}
+    for r, mine in enumerate(wants):
+        for key, w in mine.items():
+            info = infos.get(w.name)
+            if checked:
+                out.setdefault(w.name, []).append((r, key, w.box))
+                continue
+            if info is None:
+                raise SafetensorError(f"rank {r} asks for tensor {w.name!r} (as {key!r}), "
+                                      f"which the checkpoint does not have")
+            try:
+                _dist_box.check(w.box, info.shape, f"rank {r}, tensor {w.name!r}")
+            except ValueError as exc:
+                raise SafetensorError(str(exc)) from None
+            out.setdefault(w.name, []).append((r, key, w.box))
+    return out
 
 
-def _plan_broadcasts(plan: Plan, fi: int, off: int, info: TensorInfo, needers: tuple,
+def _layers(entries: list) -> list:
+    """The non-empty wants of one tensor, one layer a part key: ranks name a
+    tensor's part alike (its name), but a rank asking for one tensor twice
+    (two destinations) names the second part otherwise, and its bytes are
+    read once more."""
+    layers: dict = {}
+    for r, key, box in entries:
+        if not _dist_box.is_empty(box):
+            layers.setdefault(key, []).append((r, key, box))
+    return list(layers.values())
+
+
+class _Tensor:
+    """One layer of one tensor: its file, offset, info and wants; ``ranges``,
+    per want its (first byte, end) when every want is contiguous, else None."""
+
+    def __init__(self, fi: int, off: int, info: TensorInfo, wants: list):
+        self.fi, self.off, self.info, self.wants = fi, off, info, wants
+        size = DTYPES[info.dtype][0]
+        ranges = [_dist_box.byte_range(box, info.shape, size) for _, _, box in wants]
+        self.ranges = None if any(r is None for r in ranges) else ranges
+
+
+def _plan_ranges(plan: Plan, t: _Tensor, chunk: int, load: list) -> None:
+    """Contiguous wants: each byte range wanted by one rank is read directly;
+    one wanted by several, by one of them, and broadcast."""
+    spans: list = []    # (lo, hi, wants covering it): a sweep over the ranges' ends
+    starts = sorted(range(len(t.ranges)), key=lambda i: t.ranges[i][0])
+    cuts = sorted({p for rng in t.ranges for p in rng})
+    active: set = set()
+    nxt = 0
+    for lo, hi in zip(cuts, cuts[1:]):
+        active = {i for i in active if t.ranges[i][1] > lo}
+        while nxt < len(starts) and t.ranges[starts[nxt]][0] <= lo:
+            active.add(starts[nxt])
+            nxt += 1
+        cover = tuple(sorted(active))
+        if spans and spans[-1][2] == cover and spans[-1][1] == lo:
+            spans[-1] = (spans[-1][0], hi, cover)
+        elif cover:
+            spans.append((lo, hi, cover))
+    for lo, hi, cover in spans:
+        groups: dict = {}    # part key: [(rank, offset in its part)]
+        for i in cover:
+            r, key, _ = t.wants[i]
+            groups.setdefault(key, []).append((r, lo - t.ranges[i][0]))
+        for key, keepers in groups.items():
+            if len(keepers) == 1:
+                r, at = keepers[0]
+                plan.direct[r].append(Read(t.fi, t.off + lo, hi - lo, key, at))
+                load[r] += hi - lo
+            else:
+                _plan_broadcasts(plan, t, key, lo, hi, keepers, chunk, load)
+
+
+def _plan_broadcasts(plan: Plan, t: _Tensor, key: str, lo: int, end: int, keepers: list,
                      chunk: int, load: list) -> None:
-    lo = 0
-    while lo < info.nbytes:
+    """Bytes [lo, end) of the tensor, at keepers' (rank, offset in its part)."""
+    ranks = tuple(r for r, _ in keepers)
+    first = lo
+    while lo < end:
         # Cut at a multiple of ``chunk`` in the file, so inner cuts stay aligned.
-        hi = min(info.nbytes, ((off + lo) // chunk + 1) * chunk - off)
-        root = min(needers, key=lambda r: (load[r], r))
+        hi = min(end, ((t.off + lo) // chunk + 1) * chunk - t.off)
+        root = min(ranks, key=lambda r: (load[r], r))
         load[root] += hi - lo
-        plan.ops.append(Broadcast(info.name, lo, hi, root, needers,
-                                  Read(fi, off + lo, hi - lo, info.name, lo)))
+        at = tuple(a + lo - first for _, a in keepers)
+        plo = at[ranks.index(root)]
+        same = all(a == plo for a in at)
+        plan.ops.append(Broadcast(key, plo, plo + hi - lo, root, ranks,
+                                  Read(t.fi, t.off + lo, hi - lo, key, plo),
+                                  () if same else at))
         plan.chunk = max(plan.chunk, hi - lo)
         lo = hi
 
 
-def _plan_all_to_all(plan: Plan, fi: int, off: int, info: TensorInfo, dim: int,
-                     needers: tuple, chunk: int, slab: int, load: list) -> None:
-    ranks = plan.ranks
-    outer, block = outer_block(info, dim)
-    inner = block // info.shape[dim] if info.shape[dim] else 0
-    cols = []
-    for k in range(ranks):
-        part = plan.parts[k].get(info.name) if k in needers else None
-        cols.append((part.start * inner, part.length * inner) if part else (0, 0))
+def _plan_all_to_all(plan: Plan, t: _Tensor, chunk: int, slab: int, load: list) -> None:
+    """Wants that are strided in the file: the tensor as rows cut at the
+    innermost dimension any want cuts; runs of the rows someone wants, each
+    read in equal shares by every rank and delivered by one collective."""
+    info, ranks = t.info, plan.ranks
+    dim = max(_dist_box.inner_dim(box, info.shape) for _, _, box in t.wants)
+    outer = math.prod(info.shape[:dim])
+    block = info.nbytes // outer
+    cols, want = [(0, 0)] * ranks, [(0, 0)] * ranks
+    key = t.wants[0][1]
+    for r, k, box in t.wants:
+        rows = _dist_box.as_rows(box, info.shape, dim, DTYPES[info.dtype][0])
+        if rows is None:
+            raise SafetensorError(f"rank {r} asks for part {list(box)} of tensor "
+                                  f"{info.name!r} (shape {list(info.shape)}), whose rows are "
+                                  f"not one range when it is cut along dimension {dim} for "
+                                  f"the other ranks: ask for it in pieces")
+        want[r], cols[r] = rows
     widest = max(c[1] for c in cols)
     per_rank = max(1, slab // block)                    # rows one rank stages
-    per_op = max(1, min(per_rank * ranks, chunk // widest if widest else outer))
-    o0 = 0
-    while o0 < outer:
-        o1 = min(outer, o0 + per_op)
-        rows = _share_rows(o1 - o0, load, block)
-        first, reads = o0, []
-        for j, (_, count) in enumerate(rows):
-            rows[j] = (first, count)
-            reads.append(Read(fi, off + first * block, count * block, "", 0) if count else None)
-            first += count
-        op = AllToAll(info.name, o0, o1, block, tuple(rows), tuple(cols), tuple(reads))
-        plan.ops.append(op)
-        plan.slab = max(plan.slab, max(c for _, c in rows) * block)
-        plan.recv = max(plan.recv, max(op.recv_bytes(k) for k in range(ranks)))
-        o0 = o1
+    per_op = max(1, min(per_rank * ranks, chunk // widest))
+    for u0, u1 in _union([w for w, c in zip(want, cols) if c[1]]):
+        o0 = u0
+        while o0 < u1:
+            o1 = min(u1, o0 + per_op)
+            rows = _share_rows(o1 - o0, load, block)
+            first, reads = o0, []
+            for j, (_, count) in enumerate(rows):
+                rows[j] = (first, count)
+                reads.append(Read(t.fi, t.off + first * block, count * block, "", 0)
+                             if count else None)
+                first += count
+            mine = tuple(c if a < o1 and o0 < b else (0, 0) for c, (a, b) in zip(cols, want))
+            op = AllToAll(key, o0, o1, block, tuple(rows), mine, tuple(reads), tuple(want))
+            plan.ops.append(op)
+            plan.slab = max(plan.slab, max(c for _, c in rows) * block)
+            plan.recv = max(plan.recv, max(op.recv_bytes(k) for k in range(ranks)))
+            o0 = o1
+
+
+def _union(spans: list) -> list:
+    out: list = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _share_rows(count: int, load: list, block: int) -> list:

@@ -13,11 +13,11 @@ plan describes a model class: a checkpoint may lack biases or a tied lm_head).
 from __future__ import annotations
 
 import re
-from typing import Callable, Mapping, Union
+from typing import Any, Callable, Mapping, Union
 
 from ._format import Header, SafetensorError
 
-ShardRule = Union[Mapping[str, int], Callable[[str, tuple], Union[int, None]], None]
+ShardRule = Union[Mapping[str, int], Callable[[str, tuple], Union[int, None]], Any, None]
 Select = Union[Callable[[str], bool], None]
 
 
@@ -35,7 +35,10 @@ def split_dims(headers: list[Header], shard: ShardRule) -> dict:
     """Tensor name -> the dimension it is split along, or None. Raises
     SafetensorError naming the tensor, its file and the rule when a rule gives a
     dimension the tensor does not have, and naming the patterns of a mapping
-    that decide no tensor (mistyped, or shadowed by an earlier pattern)."""
+    that decide no tensor (mistyped, or shadowed by an earlier pattern). A
+    mesh rule (_dist_mesh.on_mesh) gives each tensor its MeshSplit or None."""
+    if hasattr(shard, "split_dims"):
+        return shard.split_dims(headers)
     used: set = set()
     rule = _as_callable(shard, used)
     out: dict = {}

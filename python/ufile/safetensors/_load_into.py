@@ -1,0 +1,214 @@
+# SPDX-License-Identifier: Apache-2.0
+"""Loading a checkpoint into tensors that already exist (a model's
+parameters), alone or as a collective load over a process group.
+
+Each target is turned into what this rank wants (_dist_plan.Want: a box of a
+checkpoint tensor) and the memory it lands in: the destination itself when
+its view is contiguous and of the checkpoint's dtype (the bytes are read or
+received straight into it, no copy), else a temporary of the part's size,
+copied into the view (with the dtype cast) once the part is complete. The
+ranks exchange their wants once; every rank then computes the same plan, and
+the collective executor (_dist_exec) carries it out into those memories."""
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Mapping, Union
+
+from . import _dist, _frameworks, _loader
+from ._dist_exec import Executor
+from ._dist_plan import Part, Want, make_plan
+from ._format import DTYPES, TensorInfo
+from ._load_targets import Dest, resolve_targets
+
+Rename = Union[Callable[[str], Union[str, None]], Mapping[str, str], None]
+
+
+def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group: Any,
+              rename: Rename, cast: bool, strict: bool, options: dict) -> list[str]:
+    """The names of the checkpoint tensors loaded; see ufile.safetensors.load_into."""
+    import torch
+    fw = _frameworks.get("pt")
+    try:
+        device, early = _targets_device(targets), None
+    except Exception as exc:  # noqa: BLE001 - reported to every rank (alone: raised)
+        if group is None:
+            raise
+        device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+        early = exc
+    g = _dist._Group(group, device) if group is not None else _Solo(device)
+    ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
+    with ctx:
+        state, local = _local_state(headers_fn, targets, rename, cast, strict, device, options,
+                                    solo=group is None, early=early)
+        states = g.objects(state)
+        _check_agreement(states)
+        headers, dests, opts, (total, depth) = local
+        names = _dist.checkpoint_order(headers)
+        wants = [_decode(names, s["wants"]) for s in states]
+        chunk, slab = _dist.split_staging(total, depth, g.size)
+        plan = make_plan(headers, {}, [], chunk, slab, wants=wants)
+        ex = Executor(plan, headers, g, fw, device, opts, depth)
+        staged: dict = {}
+        ex.destination = lambda key, part: _memory(fw, device, dests[key], part, staged)
+        parts = _run(ex, g)
+        try:
+            for key, got in parts:
+                if key in staged:
+                    dests[key].view.copy_(got)
+                    del staged[key]
+        finally:
+            parts.close()   # a failure here: this rank joins the rest as a failed rank
+            ex.close()
+    loaded = {d.name for d in dests.values()}
+    return [n for n in names if n in loaded]
+
+
+def _run(ex: Executor, g: Any) -> Iterator[tuple[str, Any]]:
+    try:
+        yield from ex.run()
+    except _dist.DistributedLoadError:
+        raise
+    except Exception as exc:  # a collective itself failed (a rank exited, a timeout)
+        raise _dist.DistributedLoadError(
+            f"collective load failed on rank {g.rank}: {type(exc).__name__}: {exc} "
+            f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
+
+
+def _memory(fw: Any, device: str, dest: Dest, part: Part, staged: dict) -> Any:
+    """Where ``part`` is read to: the destination view, or a temporary."""
+    if dest.in_place:
+        return dest.view
+    info = TensorInfo(part.name, part.dtype, part.shape, 0,
+                      DTYPES[part.dtype][0] * math.prod(part.shape))
+    tmp = fw.empty(info, "", device)
+    staged[dest.key] = tmp
+    return tmp
+
+
+def _targets_device(targets: Mapping[str, Any]) -> str:
+    """The one device every destination is on ("cpu" or "cuda:N")."""
+    from ._load_targets import tensors_of
+    devices = {str(t.device) for t in tensors_of(targets)}
+    if len(devices) > 1:
+        raise ValueError(f"load_into: the destinations are on several devices "
+                         f"({sorted(devices)}); load each device's separately")
+    device = devices.pop() if devices else "cpu"
+    return _frameworks.normalize_device(device)
+
+
+def _local_state(headers_fn: Any, targets: Mapping, rename: Rename, cast: bool, strict: bool,
+                 device: str, options: dict, solo: bool,
+                 early: Exception | None) -> tuple[dict, Any]:
+    """What this rank found, as plain data for the exchange, and its own part.
+    Alone (``solo``), an error is raised as it is; ``early``: one found before."""
+    try:
+        if early is not None:
+            raise early
+        opts = _loader.Options(**options).resolved()
+        if opts.register_buffers:
+            raise ValueError("register_buffers is not supported by load_into")
+        sizes = _dist.staging_sizes(opts)
+        headers = headers_fn()
+        dests = resolve_targets(headers, targets, rename, cast, strict)
+        names = _dist.checkpoint_order(headers)
+        index = {n: i for i, n in enumerate(names)}
+        wants = [(index[d.name], d.box) for d in dests.values()]
+        return {"error": None, "fingerprint": _dist._fingerprint(headers),
+                "names": len(names), "bytes": sum(h.file_size for h in headers),
+                "device": device.split(":")[0], "staging": sizes,
+                "wants": wants}, (headers, dests, opts, sizes)
+    except Exception as exc:  # noqa: BLE001 - reported to every rank, then raised
+        if solo:
+            raise
+        return {"error": f"{type(exc).__name__}: {exc}"}, None
+
+
+def _decode(names: list, wants: list) -> dict:
+    """A rank's wants as {part key: Want}: a tensor's first part is keyed by
+    its name, a second by name#1, and so on (as resolve_targets keys them)."""
+    out: dict = {}
+    for i, box in wants:
+        name = names[i]
+        key, n = name, 1
+        while key in out:
+            key, n = f"{name}#{n}", n + 1
+        out[key] = Want(name, tuple(tuple(p) for p in box))
+    return out
+
+
+def _check_agreement(states: list) -> None:
+    if any(s["error"] for s in states):
+        _dist.raise_failures([s["error"] for s in states])
+    first = states[0]
+    for r, s in enumerate(states[1:], 1):
+        if s["fingerprint"] != first["fingerprint"]:
+            raise _dist.DistributedLoadError(
+                f"ranks disagree on the checkpoint: rank 0 sees {first['names']} tensors in "
+                f"{first['bytes']} bytes (header digest {first['fingerprint'][:12]}), rank {r} "
+                f"sees {s['names']} in {s['bytes']} (digest {s['fingerprint'][:12]})")
+        for key, what in (("device", "device type"),
+                          ("staging", "staging (max_device_bytes, staging_buffers)")):
+            if s[key] != first[key]:
+                raise _dist.DistributedLoadError(f"ranks disagree on the {what}: rank 0 has "
+                                                 f"{first[key]!r}, rank {r} has {s[key]!r}")
+
+
+class _Done:
+    """The completed Work of a collective on one rank."""
+
+    def wait(self) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
+
+
+class _SoloDist:
+    """The collectives the executor issues, on a group of one rank."""
+
+    class ReduceOp:
+        MIN = "min"
+        SUM = "sum"
+
+    @staticmethod
+    def broadcast(buf: Any, src: int, group: Any = None, async_op: bool = False) -> _Done:
+        return _Done()
+
+    @staticmethod
+    def all_reduce(t: Any, op: Any = None, group: Any = None, async_op: bool = False) -> _Done:
+        return _Done()
+
+    @staticmethod
+    def all_to_all_single(out: Any, inp: Any, output_split_sizes: Any = None,
+                          input_split_sizes: Any = None, group: Any = None,
+                          async_op: bool = False) -> _Done:
+        out.copy_(inp[:out.numel()])
+        return _Done()
+
+    @staticmethod
+    def reduce_scatter_tensor(out: Any, inp: Any, op: Any = None, group: Any = None,
+                              async_op: bool = False) -> _Done:
+        out.copy_(inp[:out.numel()])
+        return _Done()
+
+
+@dataclass
+class _Solo:
+    """A load with no process group: the executor's group, of one rank."""
+    device: str
+    rank: int = 0
+    size: int = 1
+    group: Any = None
+    dist: Any = _SoloDist
+
+    def global_rank(self, rank: int) -> int:
+        return rank
+
+    def objects(self, obj: Any) -> list:
+        return [obj]
+
+    def agree(self, error: str | None) -> None:
+        if error:
+            _dist.raise_failures([error])

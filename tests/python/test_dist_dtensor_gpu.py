@@ -1,0 +1,42 @@
+# SPDX-License-Identifier: Apache-2.0
+"""DTensor outputs and DTensor targets (torch >= 2.x) on 2 GPUs over NCCL: a
+1-D mesh and the two 2-D meshes of 2 GPUs (1 x 2, 2 x 1), uneven shards along
+dimension 0, inner dimensions and the last one: every local part equal to
+``distribute_tensor``'s of the tensor the safetensors package loads (its own
+uneven convention, torch.chunk's), and every full tensor equal."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import pytest
+import torch
+
+import dist_cases as dc
+import dist_harness
+import dtensor_cases
+
+if torch.cuda.device_count() < 2:  # run_pytest.py --gpus 2 skips first
+    raise RuntimeError(f"needs 2 GPUs, torch sees {torch.cuda.device_count()}")
+
+
+@pytest.fixture(scope="module")
+def ckpt():
+    base = os.environ.get("UFILE_TEST_TMPDIR") or None
+    if base:
+        os.makedirs(base, exist_ok=True)
+    root = tempfile.mkdtemp(dir=base, prefix="dtensor-")
+    dc.write_checkpoint(os.path.join(root, "ckpt"))
+    yield os.path.join(root, "ckpt")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("mesh_shape,split_on", [((2,), 0), ((1, 2), 1), ((2, 1), 0)])
+@pytest.mark.parametrize("mode", ["out", "into"])
+def test_dtensors_equal_distribute_tensor(ckpt, mesh_shape, split_on, mode):
+    res = dist_harness.run(dtensor_cases.dtensor_worker, 2,
+                           (ckpt, mesh_shape, split_on, mode), backend="nccl", deadline=300)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        assert r["ok"] == [], (rank, r["ok"])

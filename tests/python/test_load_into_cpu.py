@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: Apache-2.0
+"""load_into: a checkpoint loaded into tensors that exist, alone and over gloo.
+Plain, fused (qkv, gate_up), padded (vocabulary), renamed, cast and strided
+targets; bytes land in the targets themselves (no new tensor where a target
+is contiguous and of the checkpoint's dtype); each byte read once across the
+group; bad targets raise precisely, and on every rank."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+
+import dist_cases as dc
+import dist_harness
+import load_into_cases as lc
+from ufile import safetensors as us
+from ufile.safetensors import DistributedLoadError, _frameworks
+
+DEADLINE = 120
+
+
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    base = os.environ.get("UFILE_TEST_TMPDIR")
+    if base:
+        os.makedirs(base, exist_ok=True)
+        root = tempfile.mkdtemp(dir=base, prefix="into-")
+    else:
+        root = str(tmp_path_factory.mktemp("into"))
+    yield os.path.join(root, "llama"), lc.write(os.path.join(root, "llama")), \
+        os.path.join(root, "table"), dc.write_checkpoint(os.path.join(root, "table"))
+    if base:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _torch(a: np.ndarray) -> torch.Tensor:
+    return torch.empty(a.shape, dtype=torch.from_numpy(a.reshape(-1)[:0].copy()).dtype)
+
+
+def _new_tensors(monkeypatch) -> list:
+    made: list = []
+    real = _frameworks.Torch.empty
+
+    def counting(self, info, *a, **k):
+        made.append(info.name)
+        return real(self, info, *a, **k)
+    monkeypatch.setattr(_frameworks.Torch, "empty", counting)
+    return made
+
+
+def test_plain_targets_land_in_place(ckpt, monkeypatch):
+    _, _, path, arrays = ckpt
+    targets = {n: _torch(a) for n, a in arrays.items()}
+    pointers = {n: t.data_ptr() for n, t in targets.items()}
+    made = _new_tensors(monkeypatch)
+    loaded = us.load_into(path, targets)
+    assert sorted(loaded) == sorted(arrays)
+    for n, a in arrays.items():
+        assert targets[n].numpy().tobytes() == a.tobytes(), n
+        assert targets[n].data_ptr() == pointers[n], n
+    assert made == [], f"load_into made new tensors for {made}"
+
+
+@pytest.mark.parametrize("n", [1, 2, 4])
+def test_fused_padded_renamed_cast_on_one_process(ckpt, monkeypatch, n):
+    """Every rank's parameters of an n-way tensor-parallel model, loaded one
+    rank after the other without a group: the targets alone say what to read."""
+    path, arrays = ckpt[0], ckpt[1]
+    for rank in range(n):
+        params = lc.model(torch, rank, n, "cpu")
+        made = _new_tensors(monkeypatch)
+        loaded = us.load_into(path, lc.targets(params, rank, n), rename=lc.rename, cast=True)
+        assert "model.rotary_emb.inv_freq" not in loaded
+        assert lc.differences(params, lc.expected(arrays, rank, n)) == []
+        # Only the F16 norms (cast to float32) go through a temporary.
+        assert sorted(made) == ["model.layers.0.input_layernorm.weight", "model.norm.weight"]
+
+
+def test_rename_mapping_and_skipped_tensors_are_not_read(ckpt):
+    path, arrays = ckpt[2], ckpt[3]
+    counted = __import__("load_into_cases").count_reads()
+    out = torch.empty(10, 8)
+    assert us.load_into(path, {"q": out}, rename={"layers.0.q.weight": "q"}) == \
+        ["layers.0.q.weight"]
+    assert out.numpy().tobytes() == arrays["layers.0.q.weight"].tobytes()
+    assert counted[0] == out.numel() * 4
+
+
+def test_strided_destination_and_inner_source_slices(ckpt):
+    path, arrays = ckpt[2], ckpt[3]
+    wide = torch.zeros(8, 12, dtype=torch.float64)            # columns 2..9 of a wider one
+    cube = torch.zeros(3, 2, 5, dtype=torch.int16)
+    tied, first = torch.zeros(37, 8), torch.zeros(1, 8)      # one tensor, two destinations
+    us.load_into(path, {"lm_head.weight": [(wide, (slice(None), slice(2, 10)),
+                                            (slice(0, 8),))],
+                        "cube": [(cube, None, (slice(None), slice(2, 4)))],
+                        "embed.weight": [(tied, None, None), (first, None, (slice(0, 1),))]},
+                 cast=True)
+    assert np.array_equal(wide[:, 2:10].numpy(), arrays["lm_head.weight"][:8])
+    assert not wide[:, :2].any() and not wide[:, 10:].any()
+    assert cube.numpy().tobytes() == arrays["cube"][:, 2:4].tobytes()
+    assert tied.numpy().tobytes() == arrays["embed.weight"].tobytes()
+    assert first.numpy().tobytes() == arrays["embed.weight"][:1].tobytes()
+
+
+@pytest.mark.parametrize("targets,cast,strict,match", [
+    (lambda: {"layers.0.q.weight": torch.empty(10, 9)}, False, True,
+     r"'layers\.0\.q\.weight'.*destination is \[10, 9\].*source part \[10, 8\]"),
+    (lambda: {"layers.0.q.weight": torch.empty(10, 8, dtype=torch.float16)}, False, True,
+     r"holds F32, the destination is torch\.float16; pass cast=True"),
+    (lambda: {"nope": torch.empty(1)}, False, True, r"1 targets have no tensor.*'nope'"),
+    (lambda: {"layers.0.q.weight": [(torch.empty(10, 8), (slice(0, 10, 2),), None)]},
+     False, True, r"destination slices .* step 1"),
+    (lambda: {"layers.0.q.weight": [(torch.empty(10, 8), None, (slice(0, 20),) * 3)]},
+     False, True, r"source slices .* at most 2"),
+    (lambda: {"layers.0.q.weight": [torch.empty(10, 8)]}, False, True,
+     r"each entry must be \(destination tensor"),
+    (lambda: {"layers.0.q.weight": "weights"}, False, True, r"is a str, not a tensor"),
+])
+def test_bad_targets_raise_precisely(ckpt, targets, cast, strict, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        us.load_into(ckpt[2], targets(), cast=cast, strict=strict)
+
+
+def test_not_strict_skips_missing_targets_and_bad_rename(ckpt):
+    out = torch.empty(10, 8)
+    assert us.load_into(ckpt[2], {"layers.0.q.weight": out, "x": torch.empty(1)},
+                        strict=False) == ["layers.0.q.weight"]
+    with pytest.raises(TypeError, match="rename must be a mapping or a callable"):
+        us.load_into(ckpt[2], {"layers.0.q.weight": out}, rename=3)
+
+
+@pytest.mark.parametrize("n", [2, 4])
+def test_tensor_parallel_over_gloo_reads_each_byte_once(ckpt, n):
+    path, arrays = ckpt[0], ckpt[1]
+    res = dist_harness.run(lc.tp_worker, n, (path, arrays, "cpu", None), deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        assert r["ok"]["differ"] == [], (rank, r["ok"])
+        assert r["ok"]["moved"] == []
+    wanted = sum(a.nbytes for k, a in arrays.items() if not k.endswith("inv_freq"))
+    assert sum(r["ok"]["read"] for r in res) == wanted   # once across the group
+
+
+@pytest.mark.parametrize("fault,words", [
+    ("bad_shape", ["'model.norm.weight'", "destination is [9]"]),
+    ("bad_targets", ["targets must map checkpoint names to tensors, not list"]),
+])
+def test_a_bad_target_on_one_rank_makes_every_rank_raise(ckpt, fault, words):
+    res = dist_harness.run(lc.tp_worker, 3, (ckpt[0], ckpt[1], "cpu", fault),
+                           deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert r.get("type") == "DistributedLoadError", (rank, r)
+        for w in ["rank 1", "of 3 ranks"] + words:
+            assert w in r["error"], (w, r["error"])
+
+
+def test_load_into_raises_distributed_error_type():
+    assert issubclass(DistributedLoadError, us.SafetensorError)
