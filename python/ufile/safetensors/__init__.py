@@ -224,9 +224,13 @@ def _no_rules(shard: Any, select: Any, options: dict) -> None:
 
 
 def __getattr__(name: str) -> Any:
-    """``UfileStorageWriter`` (a torch.distributed.checkpoint StorageWriter,
-    torch 2.x), imported on first use: torch 1.x has no DCP."""
+    """``UfileStorageWriter`` and ``UfileStorageReader`` (torch.distributed.checkpoint's
+    StorageWriter and StorageReader, torch 2.x), imported on first use: torch 1.x
+    has no DCP."""
     if name == "UfileStorageWriter":
         from ._save_dcp import UfileStorageWriter
         return UfileStorageWriter
+    if name == "UfileStorageReader":
+        from ._load_dcp import UfileStorageReader
+        return UfileStorageReader
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
