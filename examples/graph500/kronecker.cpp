@@ -12,30 +12,39 @@ namespace g500 {
 namespace {
 
 constexpr double kA = 0.57, kB = 0.19, kC = 0.19;
-constexpr double kAB = kA + kB;
-constexpr double kANorm = kA / (kA + kB);          // P(end bit 0 | start bit 0)
-constexpr double kCNorm = kC / (1.0 - (kA + kB));  // P(end bit 0 | start bit 1)
 
-// One 64-bit draw per level: two 32-bit uniforms, compared with the
-// probabilities scaled to 2^32 (x / 2^32 > p exactly when x > floor(p 2^32)).
+// A level's quadrant from one 32-bit uniform x: (0,0) below A, (0,1) below
+// A + B, (1,0) below A + B + C, else (1,1); the bounds scaled to 2^32 and
+// rounded (within 2^-33 of the initiator's). One 64-bit draw serves two levels.
 constexpr uint64_t Scaled(double p) {
-  return static_cast<uint64_t>(p * 4294967296.0);
+  return static_cast<uint64_t>(p * 4294967296.0 + 0.5);
 }
-constexpr uint64_t kAB32 = Scaled(kAB), kANorm32 = Scaled(kANorm), kCNorm32 = Scaled(kCNorm);
+constexpr uint64_t kA32 = Scaled(kA), kAB32 = Scaled(kA + kB), kABC32 = Scaled(kA + kB + kC);
+
+// The start bit and the end bit of the level drawn as x.
+inline void Quadrant(uint64_t x, uint64_t *ib, uint64_t *jb) {
+  const uint64_t a = x >= kA32, ab = x >= kAB32, abc = x >= kABC32;
+  *ib = ab;
+  *jb = a ^ ab ^ abc;
+}
 
 }  // namespace
 
 std::pair<uint64_t, uint64_t> KroneckerEdge(uint32_t scale, uint64_t seed, uint64_t i) {
   const uint64_t key = Mix64(seed) ^ (i * 0xd1b54a32d192ed03ull);
   uint64_t u = 0, v = 0;
-  for (uint32_t b = 0; b < scale; b++) {
+  for (uint32_t b = 0; b < scale; b += 2) {
     const uint64_t r = Mix64(key + b * 0x9e3779b97f4a7c15ull);
-    const uint64_t ib = (r >> 32) > kAB32 ? 1 : 0;
-    const uint64_t jb = (r & 0xffffffffu) > (ib ? kCNorm32 : kANorm32) ? 1 : 0;
+    uint64_t ib, jb;
+    Quadrant(r & 0xffffffffu, &ib, &jb);
     u |= ib << b;
     v |= jb << b;
+    Quadrant(r >> 32, &ib, &jb);  // the level past the top is masked off below
+    u |= ib << (b + 1);
+    v |= jb << (b + 1);
   }
-  return {u, v};
+  const uint64_t mask = (uint64_t{1} << scale) - 1;
+  return {u & mask, v & mask};
 }
 
 Scrambler::Scrambler(uint32_t scale, uint64_t seed)

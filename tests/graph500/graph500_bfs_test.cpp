@@ -87,17 +87,18 @@ const Broken kBroken[] = {
      }},
     {"level-gap", BfsError::kLevelGap,
      [](auto &g, auto, auto &l, auto &p) {
-       // A leaf hung under a neighbour of its own level: one level deeper,
-       // yet still joined to its old parent, two levels up.
-       for (int32_t want = 1; want < 8; want++) {
-         const uint64_t x = Leaf(p, l, want);
-         if (x == SIZE_MAX) continue;
-         for (uint32_t u : g.Row(x))
-           if (l[u] == want && u != x) {
-             p[x] = u;
-             return;
-           }
-       }
+       // A leaf hung under a neighbour of its own level or deeper: deeper
+       // still, yet joined to its old parent, two or more levels up.
+       for (int32_t want = 1; want < 8; want++)
+         for (uint64_t x = 0; x < p.size(); x++) {
+           const bool leaf = std::find(p.begin(), p.end(), static_cast<int64_t>(x)) == p.end();
+           if (l[x] != want || !leaf) continue;
+           for (uint32_t u : g.Row(x))
+             if (l[u] >= want && u != x) {
+               p[x] = u;
+               return;
+             }
+         }
      }},
     {"component", BfsError::kComponent,
      [](auto &, auto, auto &l, auto &p) { p[Leaf(p, l, 2)] = -1; }},

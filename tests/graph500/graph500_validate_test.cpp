@@ -157,16 +157,17 @@ const Case kCases[] = {
      }},
     {"level jump", BfsError::kLevelGap,
      [](uint64_t, const std::vector<int32_t> &l, std::vector<int64_t> &p) {
-       // A leaf hung under a same-level neighbour: a level deeper, still
-       // joined to its old parent two levels up.
-       for (int32_t want = 1; want < 8; want++) {
-         const uint64_t x = Leaf(p, l, want);
-         for (uint64_t w = 0; w < p.size() && x != SIZE_MAX; w++)
-           if (l[w] == want && w != x && F().Adjacent(x, w)) {
+       // A leaf hung under a neighbour of its own level or deeper: deeper
+       // still, yet joined to its old parent, two or more levels up.
+       std::vector<bool> parent(p.size());
+       for (uint64_t v = 0; v < p.size(); v++)
+         if (p[v] >= 0 && static_cast<uint64_t>(p[v]) != v) parent[p[v]] = true;
+       for (uint64_t x = 0; x < p.size(); x++)
+         for (uint64_t w = 0; w < p.size() && l[x] > 0 && !parent[x]; w++)
+           if (w != x && l[w] >= l[x] && F().Adjacent(x, w)) {
              p[x] = static_cast<int64_t>(w);
              return;
            }
-       }
      }},
     {"unreached vertex of the component", BfsError::kComponent,
      [](uint64_t, const std::vector<int32_t> &l, std::vector<int64_t> &p) {
@@ -250,11 +251,16 @@ TEST(EdgeListValidator, CapacityAndBadParameters) {
   EXPECT_EQ(EdgeListValidator({.scale = 33}, 16).status().code, -EINVAL);
   EXPECT_EQ(EdgeListValidator(kGraph, 65).status().code, -EINVAL);
   EdgeListValidator one(kGraph, 1);
+  uint64_t alone = 0;  // a vertex without edges: its tree is itself
+  while (F().g.Degree(alone) > 0) alone++;
   std::vector<int64_t> p(uint64_t{1} << kGraph.scale, -1);
-  p[3] = 3;
-  EXPECT_TRUE(one.Add(3, p).ok());
-  EXPECT_EQ(one.Add(3, p).error, BfsError::kSize);  // full
-  EXPECT_TRUE(one.Check().at(0).ok());
+  p[alone] = static_cast<int64_t>(alone);
+  EXPECT_TRUE(one.Add(alone, p).ok());
+  EXPECT_EQ(one.Add(alone, p).error, BfsError::kSize);  // full
+  const Validation v = one.Check().at(0);
+  EXPECT_TRUE(v.ok()) << v.msg;
+  EXPECT_EQ(v.reached, 1u);
+  EXPECT_EQ(v.nedge, 0u);
 }
 
 }  // namespace
