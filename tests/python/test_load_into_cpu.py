@@ -161,3 +161,35 @@ def test_a_bad_target_on_one_rank_makes_every_rank_raise(ckpt, fault, words):
 
 def test_load_into_raises_distributed_error_type():
     assert issubclass(DistributedLoadError, us.SafetensorError)
+
+
+def _state_bytes(count: int, rank: int, ranks: int) -> int:
+    """Pickled bytes of one rank's state in load_into's exchange for a
+    checkpoint of ``count`` tensors, every second one split by rows over the
+    ranks (tensor parallel), the others whole."""
+    import pickle
+    import types
+    import plan_sim
+    from ufile.safetensors import _load_into
+    headers, _ = plan_sim.headers([[(f"model.layers.{i // 9}.mlp.experts.{i % 9}.w", "F32",
+                                     (ranks * 2, 2)) for i in range(count)]])
+    targets = {}
+    for i, name in enumerate(headers[0].tensors):
+        if i % 2:
+            targets[name] = [(torch.empty(2, 2), None, (slice(rank * 2, rank * 2 + 2),))]
+        else:
+            targets[name] = torch.empty(ranks * 2, 2)
+    state, _ = _load_into._local_state(lambda: headers, targets, None, False, True, "cpu", {},
+                                       solo=False, early=None)
+    assert state["error"] is None, state
+    return len(pickle.dumps(state))
+
+
+def test_the_exchange_of_wants_is_compact():
+    """90,000 tensors, half split over the ranks: each rank's boxes travel as
+    deltas, None for whole tensors, compressed."""
+    count = 90_000
+    for ranks in (8, 64):
+        one = _state_bytes(count, ranks - 1, ranks)
+        print(f"{ranks} ranks: {one} bytes a rank, each rank receives {ranks * one}")
+        assert one <= count // 4, one

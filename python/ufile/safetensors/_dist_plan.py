@@ -102,8 +102,10 @@ class AllToAll:
 
     def recv_rows(self, k: int) -> tuple:
         """(first, end) of the rows of [o0, o1) rank k receives."""
-        if not self.want or not self.cols[k][1]:
-            return (self.o0, self.o1) if self.cols[k][1] else (self.o0, self.o0)
+        if not self.cols[k][1]:
+            return self.o0, self.o0
+        if not self.want:
+            return self.o0, self.o1
         a, b = self.want[k]
         lo, hi = max(a, self.o0), min(b, self.o1)
         return (lo, hi) if lo < hi else (self.o0, self.o0)
@@ -122,8 +124,11 @@ class AllToAll:
         return (a, b) if a < b else (a, a)
 
     def send_bytes(self, rank: int) -> int:
-        return sum((lambda r: r[1] - r[0])(self.sent_rows(rank, k)) * c[1]
-                   for k, c in enumerate(self.cols))
+        total = 0
+        for k, (_, size) in enumerate(self.cols):
+            a, b = self.sent_rows(rank, k)
+            total += (b - a) * size
+        return total
 
     def recv_bytes(self, rank: int) -> int:
         lo, hi = self.recv_rows(rank)
@@ -134,7 +139,7 @@ class AllToAll:
 class Plan:
     ranks: int
     files: list                    # paths
-    parts: list                    # per rank: {name: Part}, checkpoint order
+    parts: list                    # per rank: {part key: Part}, checkpoint order
     direct: list                   # per rank: list[Read], file order
     ops: list = field(default_factory=list)   # Broadcast | AllToAll, issue order
     chunk: int = 0                 # largest broadcast chunk (bytes)

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import contextlib
 import math
+import pickle
+import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Union
 
-from . import _dist, _frameworks, _loader
+from . import _dist, _dist_box, _frameworks, _loader
 from ._dist_exec import Executor
 from ._dist_plan import Part, Want, make_plan
 from ._format import DTYPES, TensorInfo
@@ -46,7 +48,8 @@ def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group:
         _check_agreement(states)
         headers, dests, opts, (total, depth) = local
         names = _dist.checkpoint_order(headers)
-        wants = [_decode(names, s["wants"]) for s in states]
+        shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
+        wants = [_decode(names, s["wants"], shapes) for s in states]
         chunk, slab = _dist.split_staging(total, depth, g.size)
         plan = make_plan(headers, {}, [], chunk, slab, wants=wants)
         ex = Executor(plan, headers, g, fw, device, opts, depth)
@@ -114,7 +117,7 @@ def _local_state(headers_fn: Any, targets: Mapping, rename: Rename, cast: bool, 
         dests = resolve_targets(headers, targets, rename, cast, strict)
         names = _dist.checkpoint_order(headers)
         index = {n: i for i, n in enumerate(names)}
-        wants = [(index[d.name], d.box) for d in dests.values()]
+        wants = _encode([(index[d.name], d.box) for d in dests.values()], headers)
         return {"error": None, "fingerprint": _dist._fingerprint(headers),
                 "names": len(names), "bytes": sum(h.file_size for h in headers),
                 "device": device.split(":")[0], "staging": sizes,
@@ -125,9 +128,25 @@ def _local_state(headers_fn: Any, targets: Mapping, rename: Rename, cast: bool, 
         return {"error": f"{type(exc).__name__}: {exc}"}, None
 
 
-def _decode(names: list, wants: list) -> dict:
+def _encode(wants: list, headers: list) -> bytes:
+    """A rank's wants for the exchange: (index delta, box or None for the
+    whole tensor), pickled and compressed (boxes repeat from layer to layer):
+    about 2 bytes a tensor for a tensor-parallel model."""
+    shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
+    rows, last = [], 0
+    for i, box in wants:
+        rows.append((i - last, None if box == _dist_box.whole(shapes[i]) else box))
+        last = i
+    return zlib.compress(pickle.dumps(rows, protocol=4), 6)
+
+
+def _decode(names: list, encoded: bytes, shapes: list) -> dict:
     """A rank's wants as {part key: Want}: a tensor's first part is keyed by
     its name, a second by name#1, and so on (as resolve_targets keys them)."""
+    wants, i = [], 0
+    for delta, box in pickle.loads(zlib.decompress(encoded)):
+        i += delta
+        wants.append((i, _dist_box.whole(shapes[i]) if box is None else box))
     out: dict = {}
     for i, box in wants:
         name = names[i]
