@@ -30,40 +30,59 @@ Validation Fail(BfsError e, std::string msg) {
   return r;
 }
 
-// 16 trees' levels at the two ends of an edge, as bit masks (bit i: tree i).
+// A byte of a vertex's label: a tree keeps its parent's beside each level,
+// so that an edge is compared with a parent (a load from memory) only when
+// the tags match.
+inline uint8_t Tag(uint64_t v) {
+  return static_cast<uint8_t>((v * 0x9e3779b97f4a7c15ull) >> 56);
+}
+
+// A vertex's record: for each group of 16 trees, their 16 levels then the 16
+// parent tags; tree t's level is at Lane(t), its tag 16 bytes on.
+inline uint64_t Lane(unsigned t) {
+  return t / kLanes * 2 * kLanes + t % kLanes;
+}
+
+// 16 trees at the two ends a and b of an edge, as bit masks (bit i: tree
+// i); ra and rb point at the group's levels, the parent tags 16 bytes on.
 struct Masks {
   uint32_t bad;   // one end reached, not the other; or levels two or more apart
-  uint32_t up;    // both reached, a = b + 1: the edge may be a's parent edge
-  uint32_t down;  // both reached, b = a + 1
+  uint32_t up;    // a = b + 1 and a's parent tag is b's: b may be a's parent
+  uint32_t down;  // b = a + 1 and b's parent tag is a's
 };
 
 // Adds one, in acc, for each tree with both ends reached.
-Masks Compare(const uint8_t *a, const uint8_t *b, uint8_t *acc) {
+Masks Compare(const uint8_t *ra, const uint8_t *rb, uint8_t tag_a, uint8_t tag_b, uint8_t *acc) {
 #ifdef __SSE2__
-  const __m128i x = _mm_loadu_si128(reinterpret_cast<const __m128i *>(a));
-  const __m128i y = _mm_loadu_si128(reinterpret_cast<const __m128i *>(b));
+  const auto load = [](const uint8_t *p) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+  };
+  const __m128i x = load(ra), y = load(rb);
   const __m128i ff = _mm_set1_epi8(static_cast<char>(kUnreached)), one = _mm_set1_epi8(1);
   const __m128i ux = _mm_cmpeq_epi8(x, ff), uy = _mm_cmpeq_epi8(y, ff);
   const __m128i both = _mm_andnot_si128(_mm_or_si128(ux, uy), _mm_set1_epi8(-1));
-  const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i *>(acc));
-  _mm_storeu_si128(reinterpret_cast<__m128i *>(acc), _mm_sub_epi8(c, both));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(acc), _mm_sub_epi8(load(acc), both));
   const auto mask = [](__m128i m) { return static_cast<uint32_t>(_mm_movemask_epi8(m)); };
   const uint32_t bm = mask(both);
   const uint32_t up = mask(_mm_cmpeq_epi8(x, _mm_add_epi8(y, one))) & bm;
   const uint32_t down = mask(_mm_cmpeq_epi8(y, _mm_add_epi8(x, one))) & bm;
   const uint32_t same = mask(_mm_cmpeq_epi8(x, y)) & bm;
-  return {mask(_mm_xor_si128(ux, uy)) | (bm & ~(up | down | same)), up, down};
+  const uint32_t tag_up =
+      mask(_mm_cmpeq_epi8(load(ra + kLanes), _mm_set1_epi8(static_cast<char>(tag_b))));
+  const uint32_t tag_down =
+      mask(_mm_cmpeq_epi8(load(rb + kLanes), _mm_set1_epi8(static_cast<char>(tag_a))));
+  return {mask(_mm_xor_si128(ux, uy)) | (bm & ~(up | down | same)), up & tag_up, down & tag_down};
 #else
   Masks m{0, 0, 0};
   for (unsigned i = 0; i < kLanes; i++) {
-    const bool rx = a[i] != kUnreached, ry = b[i] != kUnreached;
+    const bool rx = ra[i] != kUnreached, ry = rb[i] != kUnreached;
     if (rx != ry) m.bad |= 1u << i;
     if (!rx || !ry) continue;
     acc[i]++;
-    const int d = int{a[i]} - int{b[i]};
+    const int d = int{ra[i]} - int{rb[i]};
     if (d > 1 || d < -1) m.bad |= 1u << i;
-    if (d == 1) m.up |= 1u << i;
-    if (d == -1) m.down |= 1u << i;
+    if (d == 1 && ra[kLanes + i] == tag_b) m.up |= 1u << i;
+    if (d == -1 && rb[kLanes + i] == tag_a) m.down |= 1u << i;
   }
   return m;
 #endif
@@ -80,11 +99,32 @@ struct WorkerState {
   EdgeFail fail[EdgeListValidator::kMaxTrees];
 };
 
+// Why v's parents do not give it a level: they reach an unreached vertex,
+// loop, or go deeper than kMaxDepth.
+Validation ChainError(uint64_t v, const std::vector<int64_t> &parent,
+                      const std::vector<uint8_t> &lv) {
+  std::vector<bool> seen(parent.size());
+  uint64_t x = v, steps = 0;
+  while (lv[x] == kPending && !seen[x]) {
+    seen[x] = true;
+    x = static_cast<uint64_t>(parent[x]);
+    steps++;
+  }
+  if (lv[x] == kUnreached)
+    return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents lead to unreached vertex " +
+                                      V(x) + ", not to the root");
+  if (lv[x] == kPending)
+    return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at vertex " + V(x));
+  return Fail(BfsError::kDepth, "vertex " + V(v) + " is " + V(steps + lv[x]) +
+                                    " levels deep, deeper than the validator's limit of " +
+                                    V(EdgeListValidator::kMaxDepth));
+}
+
 }  // namespace
 
 uint64_t EdgeListValidator::BytesFor(uint32_t scale, unsigned capacity) {
   const uint64_t stride = (capacity + kLanes - 1) / kLanes * kLanes;
-  return (uint64_t{1} << scale) * (5 * stride + 8);
+  return (uint64_t{1} << scale) * (6 * stride + 8);
 }
 
 unsigned EdgeListValidator::CapacityFor(uint32_t scale, uint64_t max_bytes) {
@@ -103,64 +143,77 @@ EdgeListValidator::EdgeListValidator(const KroneckerParams &graph, unsigned capa
   nv_ = uint64_t{1} << graph.scale;
   capacity_ = capacity;
   stride_ = (capacity + kLanes - 1) / kLanes * kLanes;
-  status_ = BigArray<uint8_t>::Allocate(nv_ * stride_, &level_);
+  status_ = BigArray<uint8_t>::Allocate(nv_ * 2 * stride_, &level_);
   if (status_.ok()) status_ = BigArray<uint32_t>::Allocate(nv_ * stride_, &parent_);
   if (status_.ok()) status_ = BigArray<uint64_t>::Allocate(nv_, &found_);
 }
 
+// Each vertex's level, walking up its parents to a vertex whose level is
+// known and setting the levels on the way back: every vertex is set once
+// (threads that meet on a path write the same values). 0xfe: not yet known.
 Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
                                      const std::vector<int64_t> &parent) {
   const uint64_t nv = nv_, S = stride_;
-  uint8_t *level = level_.data() + slot;
-  uint32_t *par = parent_.data() + slot;
-  std::atomic<uint64_t> bad{UINT64_MAX};  // the lowest vertex with a parent out of range
+  std::vector<uint8_t> lv(nv);
+  std::atomic<uint64_t> bad_range{UINT64_MAX}, bad_chain{UINT64_MAX};
+  auto lowest = [](std::atomic<uint64_t> &at, uint64_t v) {
+    uint64_t cur = at.load();
+    while (v < cur && !at.compare_exchange_weak(cur, v)) {
+    }
+  };
   ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
     for (uint64_t v = b; v < e; v++) {
       const int64_t p = parent[v];
-      if (p < -1 || p >= static_cast<int64_t>(nv)) {
-        uint64_t cur = bad.load();
-        while (v < cur && !bad.compare_exchange_weak(cur, v)) {
-        }
-        return;
-      }
-      level[v * S] = p < 0 ? kUnreached : kPending;
-      par[v * S] = static_cast<uint32_t>(p);
+      if (p < -1 || p >= static_cast<int64_t>(nv)) lowest(bad_range, v);
+      lv[v] = p < 0 ? kUnreached : kPending;
     }
   });
-  if (bad.load() != UINT64_MAX) {
-    const uint64_t v = bad.load();
+  if (bad_range.load() != UINT64_MAX) {
+    const uint64_t v = bad_range.load();
     return Fail(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
   }
-  level[root * S] = 0;
-  // A round a level: pending vertices whose parent is at level d go to d + 1.
-  uint32_t d = 0;
-  uint64_t moved = 1;
-  for (; d < kMaxDepth && moved > 0; d++) {
-    std::atomic<uint64_t> n{0};
-    ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
-      uint64_t k = 0;
-      for (uint64_t v = b; v < e; v++) {
-        if (level[v * S] != kPending) continue;
-        std::atomic_ref<uint8_t> lp(level[uint64_t{par[v * S]} * S]);
-        if (lp.load(std::memory_order_relaxed) != d) continue;
-        std::atomic_ref<uint8_t>(level[v * S]).store(static_cast<uint8_t>(d + 1),
-                                                      std::memory_order_relaxed);
-        k++;
+  lv[root] = 0;
+  ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
+    std::vector<uint64_t> path;
+    for (uint64_t v = b; v < e; v++) {
+      uint64_t x = v;
+      uint8_t l = std::atomic_ref<uint8_t>(lv[x]).load(std::memory_order_relaxed);
+      path.clear();
+      while (l == kPending && path.size() <= kMaxDepth) {
+        path.push_back(x);
+        x = static_cast<uint64_t>(parent[x]);
+        l = std::atomic_ref<uint8_t>(lv[x]).load(std::memory_order_relaxed);
       }
-      n.fetch_add(k, std::memory_order_relaxed);
-    });
-    moved = n.load();
-  }
+      if (path.empty()) continue;
+      if (l == kPending || l == kUnreached || l + path.size() > kMaxDepth) {
+        lowest(bad_chain, v);
+        continue;
+      }
+      for (size_t i = path.size(); i-- > 0;)
+        std::atomic_ref<uint8_t>(lv[path[i]]).store(static_cast<uint8_t>(l + path.size() - i),
+                                                     std::memory_order_relaxed);
+    }
+  });
+  if (bad_chain.load() != UINT64_MAX) return ChainError(bad_chain.load(), parent, lv);
   Validation r;
-  r.depth = moved > 0 ? d : d - 1;
-  for (uint64_t v = 0; v < nv; v++) {
-    if (level[v * S] == kPending)
-      return moved > 0 ? Fail(BfsError::kDepth, "vertex " + V(v) + " is deeper than " +
-                                                    V(kMaxDepth) + " levels, the validator's limit")
-                       : Fail(BfsError::kCycle,
-                              "vertex " + V(v) + ": its parents do not lead to the root");
-    r.reached += level[v * S] != kUnreached;
-  }
+  std::mutex mu;
+  uint8_t *level = level_.data() + Lane(slot);
+  uint32_t *par = parent_.data() + slot;
+  ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
+    uint64_t reached = 0;
+    uint32_t depth = 0;
+    for (uint64_t v = b; v < e; v++) {
+      level[v * 2 * S] = lv[v];
+      level[v * 2 * S + kLanes] = Tag(static_cast<uint64_t>(parent[v]));
+      par[v * S] = static_cast<uint32_t>(parent[v]);
+      if (lv[v] == kUnreached) continue;
+      reached++;
+      depth = std::max<uint32_t>(depth, lv[v]);
+    }
+    std::lock_guard<std::mutex> lock(mu);
+    r.reached += reached;
+    r.depth = std::max(r.depth, depth);
+  });
   return r;
 }
 
@@ -210,8 +263,10 @@ std::vector<Validation> EdgeListValidator::Check() {
     for (uint64_t i = first; i < last; i++) {
       const auto [u, v] = edge(i);
       if (u == v) continue;  // a self-loop joins a level to itself and is no tree edge
+      const uint8_t tag_u = Tag(u), tag_v = Tag(v);
       for (unsigned base = 0; base < S; base += kLanes) {
-        const Masks mk = Compare(level + u * S + base, level + v * S + base, acc + base);
+        const Masks mk = Compare(level + u * 2 * S + 2 * base, level + v * 2 * S + 2 * base, tag_u,
+                                 tag_v, acc + base);
         uint64_t bad = (uint64_t{mk.bad} << base) & valid;
         for (; bad != 0; bad &= bad - 1) {
           EdgeFail &f = st.fail[std::countr_zero(bad)];
@@ -236,7 +291,7 @@ std::vector<Validation> EdgeListValidator::Check() {
     std::vector<uint64_t> mine(k, UINT64_MAX);
     for (uint64_t v = b; v < e; v++)
       for (unsigned t = 0; t < k; t++) {
-        const uint8_t l = level[v * S + t];
+        const uint8_t l = level[v * 2 * S + Lane(t)];
         if (l != 0 && l != kUnreached && !((found[v] >> t) & 1) && mine[t] == UINT64_MAX)
           mine[t] = v;
       }
@@ -250,7 +305,7 @@ std::vector<Validation> EdgeListValidator::Check() {
       out[t].nedge += s.nedge[t];
     }
     if (f.edge != UINT64_MAX) {
-      const int lu = level[f.u * S + t], lv = level[f.v * S + t];
+      const int lu = level[f.u * 2 * S + Lane(t)], lv = level[f.v * 2 * S + Lane(t)];
       const bool split = (lu == kUnreached) != (lv == kUnreached);
       out[t] = Fail(split ? BfsError::kComponent : BfsError::kLevelGap,
                     "edge " + V(f.edge) + " (" + V(f.u) + " - " + V(f.v) + ") " +

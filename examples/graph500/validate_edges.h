@@ -16,9 +16,11 @@
 // nedge, as the reference code counts for TEPS: the input edges with both
 // endpoints in the tree, duplicates counted, self-loops not.
 //
-// Memory: (5 x stride + 8) bytes a vertex, stride being the capacity rounded
-// up to 16: a level byte and a 32-bit parent a tree, and a bit a tree for the
-// parent edges found. Levels are bytes: a tree deeper than 253 levels is
+// Memory: (6 x stride + 8) bytes a vertex, stride being the capacity rounded
+// up to 16: a level byte, a byte of the parent's label and the 32-bit parent
+// a tree, and a bit a tree for the parent edges found. A pass compares an
+// edge with a tree's parent only where the levels and the parent's byte
+// match, so the parents are read about once a tree edge. Levels are bytes: a tree deeper than 253 levels is
 // refused (kDepth). Parents are kept in 32 bits: scale 32 at most, as the CSR.
 // Not thread-safe; Check uses `threads` threads itself.
 #pragma once
@@ -68,8 +70,8 @@ class EdgeListValidator {
   uint64_t nv_ = 0;
   unsigned capacity_ = 0, stride_ = 0;
   Status status_;
-  BigArray<uint8_t> level_;    // [v * stride + tree], 0xff unreached
-  BigArray<uint32_t> parent_;  // [v * stride + tree]
+  BigArray<uint8_t> level_;    // a record of 2 x stride bytes a vertex (Lane in the .cpp)
+  BigArray<uint32_t> parent_;  // [v * stride + tree]: a vertex's parents together
   BigArray<uint64_t> found_;   // bit tree: v's parent edge seen
   std::vector<uint64_t> roots_;
   std::vector<Validation> shape_;

@@ -50,6 +50,7 @@ Status ValidatedRuns::Add(uint64_t root, double seconds, const std::vector<int64
   }
   const Validation v = val_->Add(root, parent);
   records_.back().validate_seconds = Now() - t0;
+  seconds_ += records_.back().validate_seconds;
   if (!v.ok())
     return Status::Error(-EINVAL, "invalid tree from root " + std::to_string(root) + " (" +
                                       BfsErrorName(v.error) + "): " + v.msg);
@@ -65,7 +66,8 @@ Status ValidatedRuns::Finish() {
 Status ValidatedRuns::Check() {
   const double t0 = Now();
   const std::vector<Validation> got = val_->Check();
-  const double share = (Now() - t0) / static_cast<double>(got.size());
+  const double pass = Now() - t0, share = pass / static_cast<double>(got.size());
+  seconds_ += pass;
   passes_++;
   Status s;
   for (size_t i = 0; i < got.size(); i++) {
@@ -92,11 +94,11 @@ void PrintExtraFields(FILE *out, double setup_s, uint64_t bytes_read, uint64_t r
   std::snprintf(b, sizeof b, "%.2f", cpu_cores);
   PrintField(out, "cpu_cores", b);
   std::snprintf(b, sizeof b,
-                "%s (%llu of %zu trees, against the regenerated edge list; passes: %llu of up to "
-                "%u trees, %.3g GB)",
+                "%s (%llu of %zu trees against the regenerated edge list in %.3g s; passes: %llu "
+                "of up to %u trees, %.3g GB)",
                 runs.validated() > 0 ? "passed" : "skipped",
                 static_cast<unsigned long long>(runs.validated()), runs.records().size(),
-                static_cast<unsigned long long>(runs.passes()), runs.batch(),
+                runs.seconds(), static_cast<unsigned long long>(runs.passes()), runs.batch(),
                 static_cast<double>(runs.batch_bytes()) / 1e9);
   PrintField(out, "validation", b);
 }

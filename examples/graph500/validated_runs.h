@@ -37,6 +37,8 @@ class ValidatedRuns {
   const std::vector<RunRecord> &records() const { return records_; }
   uint64_t validated() const { return validated_; }
   uint64_t passes() const { return passes_; }
+  // Seconds spent validating: levels from the trees, and the passes.
+  double seconds() const { return seconds_; }
   // The validator's arrays: a pass holds this many trees in this many bytes.
   unsigned batch() const { return batch_; }
   uint64_t batch_bytes() const { return EdgeListValidator::BytesFor(g_.header().scale, batch_); }
@@ -52,6 +54,7 @@ class ValidatedRuns {
   std::vector<uint64_t> held_roots_;
   std::vector<RunRecord> records_;
   uint64_t validated_ = 0, passes_ = 0;
+  double seconds_ = 0;
 };
 
 // The fields graph500-bfs adds to a mode's block: setup_time (opening the

@@ -246,8 +246,8 @@ TEST(EdgeListValidator, RefusesTreesDeeperThanItsLimit) {
 TEST(EdgeListValidator, CapacityAndBadParameters) {
   EXPECT_EQ(EdgeListValidator::CapacityFor(28, 32ull << 30), 16u);
   EXPECT_EQ(EdgeListValidator::CapacityFor(26, 32ull << 30), 64u);
-  EXPECT_EQ(EdgeListValidator::CapacityFor(27, 32ull << 30), 48u);
-  EXPECT_EQ(EdgeListValidator::BytesFor(27, 48), (uint64_t{1} << 27) * 248);
+  EXPECT_EQ(EdgeListValidator::CapacityFor(27, 32ull << 30), 32u);
+  EXPECT_EQ(EdgeListValidator::BytesFor(27, 48), (uint64_t{1} << 27) * 296);
   EXPECT_EQ(EdgeListValidator({.scale = 33}, 16).status().code, -EINVAL);
   EXPECT_EQ(EdgeListValidator(kGraph, 65).status().code, -EINVAL);
   EdgeListValidator one(kGraph, 1);
