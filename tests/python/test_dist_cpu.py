@@ -36,6 +36,8 @@ def _mkdtemp(base: str) -> str:
 def _load_worker(rank, n, path, rules, select_kind, options, fault):
     import torch.distributed as dist
     from ufile import safetensors as us
+    if fault == "bad_header":   # each rank a host of its own: rank 1 reads its headers
+        os.environ["UFILE_HOST_ID"] = f"host{rank}"
     _inject(fault, rank, path)
     select = _select(select_kind, rank)
     out = us.load_checkpoint(path, device="cpu", group=dist.group.WORLD, shard=rules,
@@ -216,7 +218,7 @@ def _close_worker(rank, n, path):
             time.sleep(0.2)
             return real(piece)
         _engine._read = slow
-        us.load_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
+        dict(us.iter_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL))
         return "loaded"
     it = us.iter_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
     name, _ = next(it)
@@ -237,7 +239,7 @@ def _count_worker(rank, n, path):
     from ufile import safetensors as us
     counts = {}
     for fn in ("broadcast", "all_to_all_single", "all_reduce", "all_gather_object",
-               "all_gather", "barrier"):
+               "all_gather", "barrier", "broadcast_object_list", "new_group"):
         real = getattr(dist, fn)
 
         def counting(*a, _real=real, _fn=fn, **k):
@@ -252,7 +254,9 @@ def _count_worker(rank, n, path):
 def test_collectives_per_load(ckpt):
     """The plan's broadcasts and all-to-alls, one status all-reduce every
     AGREE_EVERY collectives, one agreement before the first read and one at
-    the end, and the one exchange of what each rank found: nothing per round."""
+    the end, the exchange of the set-up and the one of what each rank found,
+    and the headers sent from the rank that read them over its copy's group
+    (made once): nothing per round."""
     from ufile.safetensors import _dist, _dist_exec, _dist_plan, _dist_rules
     from ufile.safetensors import _checkpoint_headers
     headers = _checkpoint_headers(ckpt[0])
@@ -264,7 +268,7 @@ def test_collectives_per_load(ckpt):
         bcast = sum(isinstance(op, _dist_plan.Broadcast) for op in plan.ops)
         want = {"broadcast": bcast, "all_to_all_single": len(plan.ops) - bcast,
                 "all_reduce": 2 + len(plan.ops) // _dist_exec.AGREE_EVERY,
-                "all_gather_object": 1}
+                "all_gather_object": 2, "broadcast_object_list": 1, "new_group": 1}
         assert bcast and len(plan.ops) > bcast
         for r in dist_harness.run(_count_worker, n, (ckpt[0],), deadline=DEADLINE):
             assert r.get("ok") == want, r
@@ -402,3 +406,40 @@ def _bad_option_worker(rank, n, path):
     us.load_checkpoint(path, group=dist.group.WORLD,
                        max_device_bytes="1 GiB" if rank == 2 else SMALL)
     return "loaded"
+
+
+def _differing_worker(rank, n, path, case):
+    """Rank 1 passes something the others do not."""
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    kwargs = {"max_device_bytes": SMALL}
+    if rank == 1:
+        if case == "direct":
+            kwargs["direct"] = False
+        elif case == "env":
+            os.environ["UFILE_LOAD_INFLIGHT"] = "3"
+        elif case == "bad_env":
+            os.environ["UFILE_LOAD_REQUEST_BYTES"] = "lots"
+        elif case == "unknown_option":
+            kwargs["prefetch"] = True
+        elif case == "framework":
+            kwargs["framework"] = "np"
+        elif case == "iterate":
+            dict(us.iter_checkpoint(path, group=dist.group.WORLD, **kwargs))
+            return "loaded"
+    us.load_checkpoint(path, group=dist.group.WORLD, **kwargs)
+    return "loaded"
+
+
+@pytest.mark.parametrize("case,words", [
+    ("direct", ["disagree on the direct option", "rank 1 has False"]),
+    ("env", ["disagree on the inflight", "rank 1 has 3"]),
+    ("bad_env", ["rank 1", "ValueError", "'lots'"]),
+    ("unknown_option", ["rank 1", "prefetch"]),
+    ("framework", ["rank 1", "framework must be 'pt'"]),
+    ("iterate", ["disagree on the call", "rank 1 has 'iter_checkpoint'"]),
+])
+def test_options_or_environment_differing_on_one_rank(ckpt, case, words):
+    """Every rank raises the same error, none reads, none waits."""
+    res = dist_harness.run(_differing_worker, 3, (ckpt[0], case), deadline=DEADLINE)
+    _all_raise(res, *words)

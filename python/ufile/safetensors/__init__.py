@@ -156,9 +156,8 @@ def iter_checkpoint(path: str | os.PathLike, device: Any = "cpu", framework: str
     once complete and agreed; iterate to the end on every rank (closing it early
     on one rank makes the others raise DistributedLoadError)."""
     if group is not None:
-        return _dist.collective(lambda: _checkpoint_headers(path), _frameworks.get(framework),
-                                _frameworks.normalize_device(device), group, shard, select,
-                                _loader.Options(**options))
+        return _dist.collective(lambda: _checkpoint_headers(path), framework, device, group,
+                                shard, select, options, source=path, stream=True)
     _no_rules(shard, select, options)
     headers = _checkpoint_headers(path)
     fw, dev = _frameworks.get(framework), _frameworks.normalize_device(device)
@@ -203,15 +202,10 @@ def _checkpoint_headers(path: str | os.PathLike) -> list:
 
 def _collect(path: str | os.PathLike, device: Any, framework: str, group: Any,
              shard: Any, select: Any, options: dict) -> dict[str, Any]:
-    headers: list = []
-
-    def read() -> list:
-        headers.extend(_checkpoint_headers(path))
-        return headers
-    got = dict(_dist.collective(read, _frameworks.get(framework),
-                                _frameworks.normalize_device(device), group, shard, select,
-                                _loader.Options(**options)))
-    return {n: got[n] for n in _dist.checkpoint_order(headers) if n in got}
+    order: list = []
+    got = dict(_dist.collective(lambda: _checkpoint_headers(path), framework, device, group,
+                                shard, select, options, source=path, order=order))
+    return {n: got[n] for n in order if n in got}
 
 
 def _no_rules(shard: Any, select: Any, options: dict) -> None:

@@ -5,12 +5,15 @@ read from the files once, by one rank, into the tensor where it stays wherever
 it can, and the group completes the tensors in place.
 
 Sequence, the same collectives in the same order on every rank:
-1. each rank reads the headers, applies ``shard`` and ``select`` and checks its
-   options, and the ranks exchange what they found (one all_gather_object): a
-   local error, or ranks disagreeing on the checkpoint, the shard rules or the
-   options, makes every rank raise before any read;
-2. every rank computes the same plan (_dist_plan), allocates its staging, and
-   the ranks agree that this worked;
+1. the ranks exchange their options, hosts and copies of the checkpoint, one
+   rank of each copy reads the headers and samples the files, and the ranks
+   exchange what each selects and splits and the files' identities
+   (_dist_setup): a local error, or ranks disagreeing on the checkpoint's
+   bytes, the shard rules or the options, makes every rank raise before any
+   read;
+2. every rank computes the same plan (_dist_plan), for its host's ranks when
+   the group spans several hosts, allocates its staging, and the ranks agree
+   that this worked;
 3. the executor (_dist_exec) reads and issues the plan's broadcasts and
    all-to-alls without waiting for other ranks; asynchronous status
    all-reduces and one final agreement make a failure on any rank raise
@@ -21,10 +24,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import zlib
 from typing import Any, Iterator
 
+from . import _dist_hosts, _dist_setup
 from ._dist_exec import Executor
-from ._dist_plan import make_plan
+from ._dist_plan import make_plan, wants_from_dims
 from ._dist_rules import ShardRule, Select, selected, split_dims
 from ._format import Header, SafetensorError
 
@@ -56,10 +61,14 @@ class _Group:
                              "passed as group=")
         self.ranks = list(range(self.size)) if group in (None, dist.group.WORLD) else \
             [dist.get_global_rank(group, r) for r in range(self.size)]
-        backend = str(dist.get_backend(group))
-        if device == "cpu" and backend == "nccl":
-            raise ValueError("ufile.safetensors: device='cpu' needs a group whose backend "
-                             "moves CPU tensors (gloo); this group's is nccl")
+
+    def backend_error(self) -> str | None:
+        """Why this group cannot move ``device``'s tensors, or None."""
+        backend = str(self.dist.get_backend(self.group))
+        if self.device == "cpu" and backend == "nccl":
+            return ("device='cpu' needs a group whose backend moves CPU tensors (gloo); "
+                    "this group's is nccl")
+        return None
 
     def global_rank(self, rank: int) -> int:
         return self.ranks[rank]
@@ -140,49 +149,54 @@ def _local_state(headers_fn: Any, fw: Any, shard: ShardRule, select: Select, dev
         return {"error": None, "fingerprint": _fingerprint(headers), "names": len(names),
                 "bytes": sum(h.file_size for h in headers),
                 "dims": hashlib.sha256(repr(split).encode()).hexdigest(),
-                "wanted": to_bitmap(names, wanted), "device": device.split(":")[0],
-                "staging": sizes}, (headers, dims, sizes, split)
+                "wanted": to_bitmap(names, wanted)}, (headers, dims, sizes, split)
+    except _Reported as exc:
+        return {"error": str(exc)}, None
     except Exception as exc:  # noqa: BLE001 - reported to every rank, then raised
         return {"error": f"{type(exc).__name__}: {exc}"}, None
 
 
 def to_bitmap(names: list, wanted: set) -> bytes | None:
-    """The selection as one bit a tensor in the agreed order (None: all): the
-    exchange grows with the tensors, not with the names' length."""
+    """The selection as one bit a tensor in the agreed order (None: all),
+    compressed: the exchange grows with the tensors, not with the names'
+    length, and a regular selection (an expert of each layer) takes a few
+    hundred bytes."""
     if len(wanted) == len(names):
         return None
     bits = bytearray((len(names) + 7) // 8)
     for i, n in enumerate(names):
         if n in wanted:
             bits[i >> 3] |= 1 << (i & 7)
-    return bytes(bits)
+    return zlib.compress(bytes(bits), 9)
 
 
-def from_bitmap(names: list, bits: bytes | None) -> set:
-    if bits is None:
+def from_bitmap(names: list, packed: bytes | None) -> set:
+    if packed is None:
         return set(names)
+    bits = zlib.decompress(packed)
     return {n for i, n in enumerate(names) if bits[i >> 3] >> (i & 7) & 1}
 
 
-def _check_agreement(g: _Group, states: list, local: Any) -> None:
+def _check_agreement(g: _Group, states: list, local: Any, hosts: list,
+                     identities: list | None) -> None:
     """Raises the same error on every rank when any rank failed or the ranks
-    disagree on the checkpoint, the shard rules or the options. Split
-    dimensions travel as a digest; where digests differ, every rank sends its
-    list (a second exchange, on every rank alike) to name the tensor."""
+    disagree on the checkpoint's bytes or headers, or on the shard rules.
+    Identities and split dimensions travel as digests; where digests differ,
+    every rank sends its list (a second exchange, on every rank alike) to name
+    the file (and both hosts) or the tensor."""
     if any(s["error"] for s in states):
         raise_failures([s["error"] for s in states])
     first = states[0]
+    if any(s["identity"] != first["identity"] for s in states):
+        error = _dist_setup.identity_error(g.objects(identities), hosts)
+        if error:
+            raise DistributedLoadError(error)
     for r, s in enumerate(states[1:], 1):
         if s["fingerprint"] != first["fingerprint"]:
             raise DistributedLoadError(
                 f"ranks disagree on the checkpoint: rank 0 sees {first['names']} tensors in "
                 f"{first['bytes']} bytes (header digest {first['fingerprint'][:12]}), rank {r} "
                 f"sees {s['names']} in {s['bytes']} (digest {s['fingerprint'][:12]})")
-        for key, what in (("device", "device type"),
-                          ("staging", "staging (max_device_bytes, staging_buffers)")):
-            if s[key] != first[key]:
-                raise DistributedLoadError(f"ranks disagree on the {what}: rank 0 has "
-                                           f"{first[key]!r}, rank {r} has {s[key]!r}")
     if any(s["dims"] != first["dims"] for s in states):
         splits = g.objects(local[3])
         names = checkpoint_order(local[0])
@@ -194,24 +208,45 @@ def _check_agreement(g: _Group, states: list, local: Any) -> None:
                     f"{splits[0][i]} on rank 0 and {split[i]} on rank {r} (None: whole)")
 
 
-def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRule,
-               select: Select, opts: Any) -> Iterator[tuple[str, Any]]:
-    """The collective load as an iterator of (name, tensor); ``headers_fn``
-    reads and checks the checkpoint's headers on this rank."""
+def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: ShardRule,
+               select: Select, options: dict, source: Any = None, stream: bool = False,
+               order: list | None = None) -> Iterator[tuple[str, Any]]:
+    """The collective load as an iterator of (name, tensor), from the
+    caller's arguments (converting them is part of the agreed set-up);
+    ``headers_fn`` reads and checks the checkpoint's headers (called by one
+    rank of each copy of it, ``source`` its path on this host); ``stream``:
+    iter_checkpoint's memory bound; ``order``, when given, receives the
+    tensors' order."""
     import torch
-    opts = opts.resolved()
-    g = _Group(group, device)
+    setup_error, fw, dev, opts = _convert(framework, device, options)
+    g = _Group(group, dev or "cpu")   # a process outside the group cannot take part
+    setup, opts = _dist_setup.setup_state(g, fw, dev, opts, setup_error,
+                                          _dist_setup.source_path(source), stream,
+                                          staging_sizes)
+    setups = g.objects(setup)
+    _dist_setup.check_setup(setups)
+    device = dev
     ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
-        state, local = _local_state(headers_fn, fw, shard, select, device, opts)
+        hosts = [s["host"] for s in setups]
+        world = _dist_hosts.is_world(g.dist, group)
+        headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+
+        def received() -> list:
+            if error:
+                raise _Reported(error)
+            return headers
+        state, local = _local_state(received, fw, shard, select, device, opts)
+        state["identity"] = _dist_setup.identity_digest(idents)
         states = g.objects(state)
-        _check_agreement(g, states, local)
+        _check_agreement(g, states, local, hosts, idents)
         headers, dims, (total, depth), _ = local
-        chunk, slab = split_staging(total, depth, g.size)
         names = checkpoint_order(headers)
-        plan = make_plan(headers, dims, [from_bitmap(names, s["wanted"]) for s in states],
-                         chunk, slab)
-        ex = Executor(plan, headers, g, fw, device, opts, depth)
+        if order is not None:
+            order.extend(names)
+        wanted = [from_bitmap(names, s["wanted"]) for s in states]
+        ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
+                       total, depth, stream)
         try:
             yield from ex.run()
         except DistributedLoadError:
@@ -222,3 +257,45 @@ def collective(headers_fn: Any, fw: Any, device: str, group: Any, shard: ShardRu
                 f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
         finally:
             ex.close()
+
+
+def _convert(framework: str, device: Any, options: dict) -> tuple:
+    """(error or None, framework, device, options) from the caller's arguments."""
+    from . import _frameworks, _loader
+    try:
+        return (None, _frameworks.get(framework), _frameworks.normalize_device(device),
+                _loader.Options(**options))
+    except Exception as exc:  # noqa: BLE001 - agreed in the set-up, raised on every rank
+        return f"{type(exc).__name__}: {exc}", None, None, None
+
+
+class _Reported(Exception):
+    """An error already worded (the copy's reading rank's), passed on as is."""
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wanted: list,
+              fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool
+              ) -> Executor:
+    """The executor of this rank's plan: over its host's sub-group when the
+    group is the default one and spans several hosts (each host reads each
+    byte once; failures still agreed over the whole group), else over the
+    group. ``stream``: half of ``total`` bounds the outputs held, half is
+    staging."""
+    budget = total // 2 if stream else None
+    staging = total - budget if stream else total
+    by_host = _dist_hosts.members(hosts)
+    if world and len(by_host) > 1:
+        groups = _dist_hosts.subgroups(g.dist, list(by_host.values()))
+        mine = by_host[hosts[g.rank]]
+        local = _Group(groups[list(by_host).index(hosts[g.rank])], device)
+        chunk, slab = split_staging(staging, depth, len(mine))
+        wants = wants_from_dims(headers, dims, wanted)   # parts of the whole group
+        plan = make_plan(headers, dims, [], chunk, slab, wants=[wants[r] for r in mine])
+        return Executor(plan, headers, local, fw, device, opts, depth, agree=g,
+                        budget=budget)
+    chunk, slab = split_staging(staging, depth, g.size)
+    plan = make_plan(headers, dims, wanted, chunk, slab)
+    return Executor(plan, headers, g, fw, device, opts, depth, budget=budget)

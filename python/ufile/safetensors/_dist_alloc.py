@@ -64,6 +64,11 @@ class Allocator:
         with self.cv:
             return self.out.setdefault(name, t)
 
+    def release(self, name: str) -> None:
+        """Drops the allocator's reference (the caller's tensor now)."""
+        with self.cv:
+            self.out.pop(name, None)
+
     def has(self, name: str) -> bool:
         return name in self.out
 

@@ -29,11 +29,12 @@ import contextlib
 import json
 import math
 import os
+import threading
 import time
 from typing import Any, Iterator
 
 from . import _engine
-from . import _dist_inner
+from . import _dist_inner, _dist_stream
 from ._dist_alloc import Allocator
 from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
@@ -56,8 +57,9 @@ class Executor:
     rank failed."""
 
     def __init__(self, plan: Plan, headers: list[Header], g: Any, fw: Any, device: str,
-                 opts: Any, depth: int):
+                 opts: Any, depth: int, agree: Any = None, budget: int | None = None):
         self.plan, self.g, self.fw, self.device, self.opts = plan, g, fw, device, opts
+        self.agree = agree or g             # the group the outcome is agreed over
         self.torch = fw.torch
         self.cuda = device != "cpu"
         self.rank = g.rank
@@ -91,6 +93,16 @@ class Executor:
         self.covered = 0                    # collectives agreed so far (-1: a rank failed)
         self.direct_left = collections.Counter(rd.dest for rd in plan.direct[self.rank])
         self.yielded: set = set()
+        self.yielded_since: list = []       # yielded, still referenced until the next segment
+        self.order, self.segments = _dist_stream.segments(plan, self.rank, budget)
+        self.index = {name: i for i, name in enumerate(self.order)}
+        self.alloc_cv = threading.Condition()
+        self.alloc_limit = 0                # tensors of ``order`` that may be allocated
+        self.closing = False
+        self.di = 0                         # this rank's direct reads submitted
+        self.cp_log: list = []              # every checkpoint: (upto, value, done)
+        self.gated = 0                      # checkpoints looked at by the gates
+        self.aborted = False                # a gate saw a failure: nothing more is issued
         self.trace: list | None = [] if os.environ.get("UFILE_DIST_TRACE") else None
         self.t0 = time.perf_counter()
 
@@ -119,7 +131,7 @@ class Executor:
                 self.side = torch.cuda.Stream()
                 self.status_stream = torch.cuda.Stream()
                 torch.cuda.current_stream().synchronize()   # memory we reuse is idle
-                count = len(ops) // AGREE_EVERY + 1
+                count = len(ops) // AGREE_EVERY + len(self.segments) + 1
                 self.status_host = torch.empty(count, dtype=torch.int32, pin_memory=True)
             for rd in self.plan.direct[self.rank]:
                 self._file(rd.file)
@@ -137,23 +149,18 @@ class Executor:
         return self.files[i]
 
     def _make(self, name: str) -> Any:
+        i = self.index.get(name)
+        with self.alloc_cv:   # a later segment's tensor waits until that segment opens
+            while i is not None and i >= self.alloc_limit and not self.closing:
+                self.alloc_cv.wait()
+            if self.closing:
+                raise RuntimeError("the load is closing")
         part = self.parts[name]
         if self.destination is not None:   # load_into: the caller's memory
             return self.destination(name, part)
         nbytes = math.prod(part.shape) * DTYPES[part.dtype][0]
         info = TensorInfo(name, part.dtype, part.shape, 0, nbytes)
         return self.fw.empty(info, self.paths[part.name], self.device)
-
-    def _alloc_order(self) -> list:
-        """This rank's tensors in the order the walk first touches them."""
-        touched = [((rd.file, rd.offset), rd.dest) for rd in self.plan.direct[self.rank]]
-        for op in self.plan.ops:
-            mine = self.rank in op.ranks if isinstance(op, Broadcast) else \
-                op.cols[self.rank][1] > 0
-            if mine:
-                touched.append((self.plan.position(op), op.name))
-        touched.sort(key=lambda x: x[0])
-        return list(dict.fromkeys(name for _, name in touched))
 
     def _tensor(self, name: str) -> Any:
         return self.alloc.get(name)
@@ -180,52 +187,130 @@ class Executor:
 
     # -- the walk ------------------------------------------------------------
     def run(self) -> Iterator[tuple[str, Any]]:
-        self.g.agree(self.prepare())      # the one host agreement before any read
-        ops = self.plan.ops
-        ahead = max(1, LOOKAHEAD * self.opts.inflight * self.g.size)
-        self.alloc = Allocator(self._alloc_order(), self._make, self.torch, self.device,
-                               self._note)
-        prep = di = 0
+        """Yields (name, tensor) as each is complete and agreed. A consumer
+        that stops early (closes the iterator, or raises out of its loop)
+        makes this rank go on walking as a failed rank, yielding nothing, up
+        to where every rank sees the failure; the outcome is not raised here."""
+        walk = self._walk()
         try:
-            for t in range(len(ops)):
-                while prep < len(ops) and prep < t + ahead and self._can_prepare(prep, t):
-                    di = self._submit_direct(di, self.plan.position(ops[prep]))
-                    self._prepare(prep)
-                    prep += 1
-                if prep == len(ops):
-                    di = self._submit_direct(di, None)
-                self._issue(t)
-                if (t + 1) % AGREE_EVERY == 0:
-                    self._checkpoint(t + 1)
-                yield from self._ready()
-            self._submit_direct(di, None)
-            yield from self._ready(block=True)   # streams what completes, in order
-            self._finish()
-        except GeneratorExit:   # the consumer closed the iterator before the end
-            self._drain()
+            for item in walk:   # not ``yield from``: that would close ``walk`` too
+                yield item
+        except GeneratorExit:
+            if not self.agreeing:
+                self._fail(f"rank {self.rank} stopped before the load completed (the "
+                           f"iterator was closed, or its consumer raised)")
+                try:
+                    for _ in walk:
+                        pass
+                except Exception:  # noqa: BLE001 - the rank is already failing
+                    pass
             raise
-        # Any other exception here came from a collective (a rank exited, a
-        # timeout): the group is broken, so nothing more is issued on it.
+
+    def _walk(self) -> Iterator[tuple[str, Any]]:
+        self.agree.agree(self.prepare())   # the one host agreement before any read
+        self.alloc = Allocator(self.order, self._make, self.torch, self.device, self._note)
+        # An exception from a collective (a rank exited, a timeout) leaves the
+        # group broken: it propagates, and nothing more is issued on it.
+        for s, seg in enumerate(self.segments):
+            if s and not (yield from self._settle(seg.first_op)):
+                break
+            self._open(seg.alloc)
+            if not (yield from self._segment(seg)):
+                break
+        if not self.aborted:
+            yield from self._ready(block=True)   # streams what completes, in order
+        self._finish()
         yield from self._ready(final=True)
 
-    def _submit_direct(self, di: int, before: tuple | None) -> int:
+    def _segment(self, seg: Any) -> Iterator[tuple[str, Any]]:
+        """Prepares and issues the segment's ops; False: a gate saw a failure."""
+        ops = self.plan.ops
+        ahead = max(1, LOOKAHEAD * self.opts.inflight * self.g.size)
+        prep = seg.first_op
+        for t in range(seg.first_op, seg.end_op):
+            if not self._gate(t):
+                return False
+            while prep < seg.end_op and prep < t + ahead and self._can_prepare(prep, t):
+                self._submit_direct(self.plan.position(ops[prep]))
+                self._prepare(prep)
+                prep += 1
+            if prep == seg.end_op:
+                self._submit_direct(seg.end)
+            self._issue(t)
+            if (t + 1) % AGREE_EVERY == 0:
+                self._checkpoint(t + 1)
+            yield from self._ready()
+        self._submit_direct(seg.end)
+        return True
+
+    def _settle(self, upto: int) -> Iterator[tuple[str, Any]]:
+        """A segment's end: a status all-reduce, then this rank's reads and
+        that status awaited and every complete tensor yielded (and let go), so
+        the next segment's tensors are allocated within the bound. False: a
+        rank failed (every rank sees the same status and stops here)."""
+        self._checkpoint(upto)
+        for futures in self.direct_futures.values():
+            for f in futures:
+                try:
+                    f.result()
+                except Exception as exc:  # noqa: BLE001 - agreed at the next status
+                    self._fail(f"{type(exc).__name__}: {exc}")
+        yield from self._ready(block=True)
+        if not self._gate(None):
+            return False
+        return True
+
+    def _open(self, limit: int) -> None:
+        """Lets go of the tensors yielded so far (the consumer's now: kept or
+        dropped by it), once the caller's stream has done what the consumer
+        queued on them: memory freed here may be read into next, by ufile,
+        outside that stream. Then allows the next ``limit`` allocations."""
+        if self.yielded_since and self.cuda:
+            self.torch.cuda.current_stream().synchronize()
+        for name in self.yielded_since:
+            self.alloc.release(name)
+        self.yielded_since = []
+        with self.alloc_cv:
+            self.alloc_limit = max(self.alloc_limit, limit)
+            self.alloc_cv.notify_all()
+
+    def _gate(self, t: int | None) -> bool:
+        """Before op ``t`` (None: now), waits for each status issued
+        ``AGREE_EVERY`` ops or more earlier (every one for None) and looks at
+        it: the ops where ranks stop after a failure are then the same on
+        every rank. False once one says a rank failed."""
+        while self.gated < len(self.cp_log):
+            upto, value, done = self.cp_log[self.gated]
+            if t is not None and upto + AGREE_EVERY > t:
+                break
+            if self.cuda:
+                done.synchronize()
+            else:
+                done.wait()
+            self.gated += 1
+            if int(value.item()) != 1:
+                self.aborted = True
+                self._note("aborted", t)
+                return False
+        return True
+
+    def _submit_direct(self, before: tuple | None) -> None:
         """Submits direct reads up to file position ``before`` (None: all)."""
         direct = self.plan.direct[self.rank]
-        while di < len(direct) and (before is None or
-                                    (direct[di].file, direct[di].offset) < before):
-            rd = direct[di]
-            di += 1
+        while self.di < len(direct) and (before is None or
+                                         (direct[self.di].file, direct[self.di].offset) < before):
+            rd = direct[self.di]
+            self.di += 1
             if self.failed:
                 continue
             try:
                 dest = self.fw.ptr(self._tensor(rd.dest)) + rd.dest_offset
                 pieces = _engine.split(self.files[rd.file], dest, rd.size, rd.offset,
                                        f"tensor {rd.dest!r}", self.opts.request_bytes)
-                self.direct_futures[rd.dest] += self.reader.submit(pieces, (1, di))
+                self.direct_futures[rd.dest] += self.reader.submit(pieces, (1, self.di))
                 self.direct_left[rd.dest] -= 1
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"reading tensor {rd.dest!r}: {type(exc).__name__}: {exc}")
-        return di
 
     def _can_prepare(self, p: int, t: int) -> bool:
         """An all-to-all's staging slot is free once the op that used it last
@@ -340,8 +425,10 @@ class Executor:
                     done = torch.cuda.Event()
                     done.record()
                 self.checkpoints.append((upto, host, done, st))
+                self.cp_log.append((upto, host, done))
             else:
                 self.checkpoints.append((upto, st, work, st))
+                self.cp_log.append((upto, st, work))
             self.n_checkpoints += 1
 
     def _ready(self, final: bool = False, block: bool = False) -> Iterator[tuple[str, Any]]:
@@ -376,7 +463,10 @@ class Executor:
             if not final and not self._complete(name):
                 continue
             self.yielded.add(name)
-            yield name, self._tensor(name)
+            tensor = self._tensor(name)
+            self.yielded_since.append(name)   # let go of at the next segment
+            yield name, tensor
+            del tensor
 
     def _complete(self, name: str) -> bool:
         """Its collectives agreed, its direct reads all done and fine."""
@@ -405,6 +495,10 @@ class Executor:
             work.wait()
         self.works.clear()
         for name in self.parts:   # empty tensors and parts no read or collective touched
+            if self.failed or self.aborted:
+                break
+            if name in self.yielded:
+                continue
             try:
                 self._tensor(name)
             except Exception as exc:  # noqa: BLE001 - agreed below
@@ -415,36 +509,16 @@ class Executor:
         with self._on_side():
             flag = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
                               device=self.device)
-            self.g.dist.all_reduce(flag, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
+            self.g.dist.all_reduce(flag, op=self.g.dist.ReduceOp.MIN, group=self.agree.group,
                                    async_op=True).wait()
             ok = int(flag.item()) == 1
         self._note("agreed", ok)
         self._write_trace()
         if not ok:
             from ._dist import raise_failures
-            raise_failures(self.g.objects(self.failed))
+            raise_failures(self.agree.objects(self.failed))
         if self.cuda:
             torch.cuda.current_stream().wait_stream(self.side)
-
-    def _drain(self) -> None:
-        """The consumer stopped iterating: joins every remaining collective as
-        a failed rank, so the others raise instead of waiting, then the final
-        agreement (whose error is not raised here)."""
-        if self.agreeing:
-            return
-        if self.failed is None:
-            self._fail(f"rank {self.rank} stopped before the load completed (the iterator "
-                       f"was closed, or its consumer raised)")
-        try:
-            for t in range(self.issued, len(self.plan.ops)):
-                if t not in self.slot_of and isinstance(self.plan.ops[t], AllToAll):
-                    self._slot(t)
-                self._issue(t)
-                if (t + 1) % AGREE_EVERY == 0:
-                    self._checkpoint(t + 1)
-            self._finish()
-        except Exception:  # noqa: BLE001 - the rank is already failing
-            pass
 
     def _write_trace(self) -> None:
         """UFILE_DIST_TRACE=PREFIX: this load's timeline in PREFIX.rankR.N.json
@@ -458,6 +532,9 @@ class Executor:
             json.dump(self.trace, f)
 
     def close(self) -> None:
+        with self.alloc_cv:
+            self.closing = True
+            self.alloc_cv.notify_all()
         if self.alloc is not None:
             self.alloc.close()
         self.reader.close()   # cancels what has not started, waits for the rest

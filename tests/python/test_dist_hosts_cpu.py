@@ -1,0 +1,164 @@
+# SPDX-License-Identifier: Apache-2.0
+"""The collective load across hosts, over gloo: 4 processes as two hosts of 2
+(UFILE_HOST_ID names them), each host with its own copy of the checkpoint
+under its own path. Each host reads each byte once (every read counted), no
+tensor byte crosses hosts, one rank a host reads the headers; copies that
+differ, or a host lacking a file, make every rank raise before any read."""
+from __future__ import annotations
+
+import os
+import shutil
+
+import pytest
+
+import dist_cases as dc
+import dist_harness
+
+DEADLINE = 120
+SMALL = 64 << 10
+HOSTS = ("node-a", "node-a", "node-b", "node-b")
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory):
+    """The same checkpoint twice: host a's copy and host b's."""
+    root = tmp_path_factory.mktemp("hosts")
+    a, b = str(root / "a"), str(root / "b")
+    arrays = dc.write_checkpoint(a)
+    shutil.copytree(a, b)
+    return a, b, arrays
+
+
+def _host_worker(rank, n, paths, rules, options):
+    """Loads on this rank's host's copy; returns the tensors, every (file,
+    offset, size) read and the number of headers read."""
+    import torch
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    from ufile.safetensors import _engine
+    os.environ["UFILE_HOST_ID"] = HOSTS[rank]
+    reads, headers = [], [0]
+    real_read, real_header = _engine._read, us.read_header
+
+    def counting(piece):
+        reads.append((piece.file.path, piece.file_offset, piece.size))
+        return real_read(piece)
+
+    def header(path):
+        headers[0] += 1
+        return real_header(path)
+    _engine._read, us.read_header = counting, header
+    sent = _count_world_data(dist)
+    path = paths[0] if HOSTS[rank] == "node-a" else paths[1]
+    out = us.load_checkpoint(path, group=dist.group.WORLD, shard=rules, **options)
+    got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+           for k, t in out.items()}
+    return got, reads, headers[0], sent[0]
+
+
+def _count_world_data(dist):
+    """Counts broadcasts and all-to-alls issued on the whole group."""
+    sent = [0]
+    for fn in ("broadcast", "all_to_all_single"):
+        real = getattr(dist, fn)
+
+        def counting(*a, _real=real, **k):
+            if k.get("group") in (None, dist.group.WORLD):
+                sent[0] += 1
+            return _real(*a, **k)
+        setattr(dist, fn, counting)
+    return sent
+
+
+def _covered(reads: list) -> dict:
+    """file -> sorted list of (offset, size), checking no byte is read twice."""
+    out: dict = {}
+    for path, off, size in reads:
+        out.setdefault(os.path.basename(path), []).append((off, size))
+    for spans in out.values():
+        spans.sort()
+        for (a, sa), (b, _) in zip(spans, spans[1:]):
+            assert a + sa <= b, f"bytes {b}..{a + sa} read twice on one host"
+    return out
+
+
+@pytest.mark.parametrize("rules", [None, dc.SHARD_RULES])
+def test_each_host_reads_each_byte_once(copies, rules):
+    a, b, arrays = copies
+    res = dist_harness.run(_host_worker, 4, ((a, b), rules, {"max_device_bytes": SMALL}),
+                           deadline=DEADLINE)
+    dims = dc.dims_of(arrays, rules)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        got, reads, headers, sent = r["ok"]
+        for name in arrays:   # parts of the whole group of 4
+            want = dc.expected(arrays, name, dims[name], rank, 4)
+            assert got[name] == want.tobytes(), (rank, name)
+        mine = a if HOSTS[rank] == "node-a" else b
+        assert all(p.startswith(mine + os.sep) for p, _, _ in reads), rank
+        assert headers == (4 if rank in (0, 2) else 0), (rank, headers)
+        assert sent == 0, f"rank {rank} sent tensor bytes over the whole group"
+    for host in ((0, 1), (2, 3)):   # no byte twice; with replicas, every byte once
+        spans = _covered([x for r in host for x in res[r]["ok"][1]])
+        total = sum(s for v in spans.values() for _, s in v)
+        if rules is None:
+            assert total == sum(arr.nbytes for arr in arrays.values()), (host, total)
+
+
+def _paths_worker(rank, n, paths, env):
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    from ufile.safetensors import _engine
+    if env[rank] is not None:
+        os.environ["UFILE_HOST_ID"] = env[rank]
+    reads = [0]
+    real = _engine._read
+
+    def counting(piece):
+        reads[0] += 1
+        return real(piece)
+    _engine._read = counting
+    try:
+        us.load_checkpoint(paths[rank], group=dist.group.WORLD)
+    finally:
+        assert reads[0] == 0, f"rank {rank} read {reads[0]} pieces before the failure"
+    return "loaded"
+
+
+def _all_raise(results, *words):
+    for rank, res in enumerate(results):
+        assert res.get("type") == "DistributedLoadError", (rank, res)
+        for w in words:
+            assert w in res["error"], (w, res["error"])
+
+
+def test_copies_that_differ_make_every_rank_raise_before_any_read(copies, tmp_path):
+    """Host b holds another revision: same names, shapes and offsets (the
+    header digest agrees), other bytes."""
+    a, _, _ = copies
+    other = str(tmp_path / "other")
+    shutil.copytree(a, other)
+    f = os.path.join(other, "model-00003-of-00004.safetensors")
+    with open(f, "r+b") as fh:
+        fh.seek(os.path.getsize(f) - 100)
+        fh.write(b"\x5a" * 50)
+    res = dist_harness.run(_paths_worker, 4, ([a, a, other, other], list(HOSTS)),
+                           deadline=DEADLINE)
+    _all_raise(res, "model-00003-of-00004.safetensors", "'node-a'", "'node-b'", "differs")
+
+
+def test_a_host_lacking_a_file_makes_every_rank_raise(copies, tmp_path):
+    a, _, _ = copies
+    lacking = str(tmp_path / "lacking")
+    shutil.copytree(a, lacking)
+    os.remove(os.path.join(lacking, "model-00002-of-00004.safetensors"))
+    res = dist_harness.run(_paths_worker, 4, ([a, a, lacking, lacking], list(HOSTS)),
+                           deadline=DEADLINE)
+    _all_raise(res, "rank 2", "model-00002-of-00004.safetensors")
+
+
+def test_host_id_set_on_some_ranks_only(copies):
+    a, _, _ = copies
+    res = dist_harness.run(_paths_worker, 3, ([a] * 3, ["node-a", None, "node-a"]),
+                           deadline=DEADLINE)
+    _all_raise(res, "UFILE_HOST_ID", "rank 1")

@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: Apache-2.0
+"""iter_checkpoint and many hosts over NCCL, one process per GPU (every GPU,
+at least 2): the device memory the iterator holds beyond what its consumer
+keeps stays within max_device_bytes (the caching allocator's peak, the
+consumer dropping each tensor); a consumer raising at a yield makes every
+rank raise; the GPUs as two hosts (UFILE_HOST_ID), each with its own copy:
+every part right, each host reading each byte once."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+
+import numpy as np
+import pytest
+import torch
+
+import dist_cases as dc
+import dist_harness
+import st_writer
+
+RANKS = torch.cuda.device_count()
+if RANKS < 2:  # run_pytest.py --gpus 2 skips first
+    raise RuntimeError(f"needs 2 GPUs, torch sees {RANKS}")
+
+MIB = 1 << 20
+BOUND = 64 * MIB
+RULES = {r"^col\.": 0, r"^row\.": 1}
+DEADLINE = 300
+
+
+@pytest.fixture(scope="module")
+def ckpt():
+    """48 tensors of 4 MiB (192 MiB, three times BOUND) in 3 files: whole,
+    split along dimension 0 and along dimension 1."""
+    base = os.environ.get("UFILE_TEST_TMPDIR") or None
+    if base:
+        os.makedirs(base, exist_ok=True)
+    root = tempfile.mkdtemp(dir=base, prefix="diststream-")
+    rng = np.random.default_rng(7)
+    sums = {}
+    for f in range(3):
+        entries = []
+        for i in range(16):
+            name = f"{('whole', 'col', 'row')[i % 3]}.{f}.{i}"
+            a = rng.integers(0, 1 << 30, (1024, 1024), dtype=np.int32)
+            sums[name] = a
+            entries.append((name, "I32", a.shape, a.tobytes()))
+        st_writer.write(os.path.join(root, f"model-{f + 1:05d}-of-00003.safetensors"), entries,
+                        {"format": "pt"})
+    yield root, sums
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _stream_worker(rank, n, path, raise_on):
+    """Returns (peak bytes the caching allocator held beyond the start,
+    {name: bytes of the part}) or the consumer's own error."""
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    got = {}
+    try:
+        for name, t in us.iter_checkpoint(path, device="cuda", group=dist.group.WORLD,
+                                          shard=RULES, max_device_bytes=BOUND):
+            got[name] = t.cpu().numpy().tobytes()
+            del t
+            if rank == raise_on and len(got) == 3:
+                raise KeyError("the consumer's own error")
+    except KeyError as exc:
+        return f"raised {exc}"
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base, got
+
+
+def test_held_memory_within_max_device_bytes(ckpt):
+    path, arrays = ckpt
+    res = dist_harness.run(_stream_worker, RANKS, (path, None), backend="nccl",
+                           deadline=DEADLINE)
+    dims = dc.dims_of(arrays, RULES)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        peak, got = r["ok"]
+        assert sorted(got) == sorted(arrays)
+        for name, raw in got.items():
+            assert raw == dc.expected(arrays, name, dims[name], rank, RANKS).tobytes(), name
+        assert peak <= BOUND + 8 * MIB, (rank, peak)   # the tensor the consumer holds
+
+
+def test_a_consumer_raising_at_a_yield_makes_every_rank_raise(ckpt):
+    res = dist_harness.run(_stream_worker, RANKS, (ckpt[0], 1), backend="nccl",
+                           deadline=DEADLINE)
+    assert res[1].get("ok") == "raised \"the consumer's own error\"", res[1]
+    for rank, r in enumerate(res):
+        if rank != 1:
+            assert r.get("type") == "DistributedLoadError", (rank, r)
+            assert "rank 1 stopped before the load completed" in r["error"]
+
+
+def _hosts_worker(rank, n, paths):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _engine
+    host = rank * 2 // n
+    os.environ["UFILE_HOST_ID"] = f"node-{host}"
+    reads = []
+    real = _engine._read
+
+    def counting(piece):
+        reads.append((os.path.basename(piece.file.path), piece.file_offset, piece.size))
+        return real(piece)
+    _engine._read = counting
+    out = us.load_checkpoint(paths[host], device="cuda", group=dist.group.WORLD, shard=RULES)
+    return {k: t.cpu().numpy().tobytes() for k, t in out.items()}, reads
+
+
+def test_two_hosts_each_read_each_byte_once(ckpt, tmp_path):
+    path, arrays = ckpt
+    other = str(tmp_path / "copy")
+    shutil.copytree(path, other)
+    res = dist_harness.run(_hosts_worker, RANKS, ((path, other),), backend="nccl",
+                           deadline=DEADLINE)
+    dims = dc.dims_of(arrays, RULES)
+    per_host: dict = {}
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        got, reads = r["ok"]
+        for name in arrays:
+            assert got[name] == dc.expected(arrays, name, dims[name], rank, RANKS).tobytes()
+        per_host.setdefault(rank * 2 // RANKS, []).extend(reads)
+    for host, reads in per_host.items():
+        seen: dict = {}
+        for f, off, size in sorted(reads):
+            assert seen.get(f, 0) <= off, f"host {host} read {f} at {off} twice"
+            seen[f] = off + size
