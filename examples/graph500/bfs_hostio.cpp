@@ -27,13 +27,15 @@ struct HostDrivenBfs::Level {
   };
   std::vector<Batch> batch;
 
-  bool Fail(Status s) {
+  bool RecordFailure(Status s) {
     std::lock_guard<std::mutex> lock(mu);
     if (failure.ok()) failure = std::move(s);
     failed.store(true, std::memory_order_relaxed);
     return false;
   }
-  bool Gpu(int rc, const std::string &err) { return rc == 0 || Fail(Status::Error(rc, err)); }
+  bool Gpu(int rc, const std::string &err) {
+    return rc == 0 || RecordFailure(Status::Error(rc, err));
+  }
 
   // Sends worker w's batch to the GPU and moves to its other slot, once the
   // GPU is done with that one.
@@ -57,8 +59,9 @@ struct HostDrivenBfs::Level {
       b.bytes += count * 4;
       return true;
     }
-    if (got >= 0) return Fail(Status::Error(-EIO, "graph file shorter than its row offsets"));
-    return Fail(
+    if (got >= 0)
+      return RecordFailure(Status::Error(-EIO, "graph file shorter than its row offsets"));
+    return RecordFailure(
         Status::Error(static_cast<int>(got),
                       "cuFileRead of neighbour lists into GPU memory: " + CuFileReadError(got)));
   }

@@ -14,6 +14,7 @@
 
 #include "bfs_file.h"
 #include "bfs_host.h"
+#include "cli.h"
 #include "kronecker.h"
 #include "levels.h"
 #include "search_mode.h"
@@ -275,6 +276,30 @@ TEST(SearchModes, TheCpuModesAgreeBehindOneInterface) {
   std::unique_ptr<SearchMode> m;
   EXPECT_EQ(OpenCpuMode("gpu-devio", mapped, f, {}, &m).code, -EINVAL);
   EXPECT_EQ(OpenCpuMode("", mapped, f, {}, &m).code, -EINVAL);
+}
+
+// --gpu-memory-limit and --hostio-buffer: a table of inputs and what each gives.
+TEST(Cli, ParseBytesTakesBinarySuffixesAndRefusesTheRest) {
+  const struct {
+    const char *in;
+    bool ok;
+    uint64_t want;
+  } kCases[] = {
+      {"4096", true, 4096},    {"8G", true, 8ull << 30}, {"96M", true, 96ull << 20},
+      {"1k", true, 1024},      {"2T", true, 2ull << 40}, {"0", false, 0},
+      {"", false, 0},          {"G", false, 0},          {"12x", false, 0},
+      {"-1G", false, 0},       {"1.5G", false, 0},       {"1g", false, 0},
+      {"16777216T", false, 0},  // past 2^64
+  };
+  for (const auto &c : kCases) {
+    uint64_t v = 7;
+    EXPECT_EQ(ParseBytes(c.in, 1, &v), c.ok) << c.in;
+    if (c.ok) {
+      EXPECT_EQ(v, c.want) << c.in;
+    }
+  }
+  uint64_t v = 0;
+  EXPECT_FALSE(ParseBytes("2k", 4096, &v)) << "under the minimum";
 }
 
 TEST(FileBfs, AFileCutShortIsAnError) {
