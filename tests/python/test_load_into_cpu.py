@@ -76,8 +76,7 @@ def test_fused_padded_renamed_cast_on_one_process(ckpt, monkeypatch, n):
         loaded = us.load_into(path, lc.targets(params, rank, n), rename=lc.rename, cast=True)
         assert "model.rotary_emb.inv_freq" not in loaded
         assert lc.differences(params, lc.expected(arrays, rank, n)) == []
-        # Only the F16 norms (cast to float32) go through a temporary.
-        assert sorted(made) == ["model.layers.0.input_layernorm.weight", "model.norm.weight"]
+        assert made == []   # the F16 norms are widened to float32 in place
 
 
 def test_rename_mapping_and_skipped_tensors_are_not_read(ckpt):
@@ -105,6 +104,23 @@ def test_strided_destination_and_inner_source_slices(ckpt):
     assert cube.numpy().tobytes() == arrays["cube"][:, 2:4].tobytes()
     assert tied.numpy().tobytes() == arrays["embed.weight"].tobytes()
     assert first.numpy().tobytes() == arrays["embed.weight"][:1].tobytes()
+
+
+@pytest.mark.parametrize("chunk", [1, 7, 1 << 20])
+def test_casts_widen_in_place_and_narrow_through_a_temporary(ckpt, monkeypatch, chunk):
+    from ufile.safetensors import _load_into
+    monkeypatch.setattr(_load_into, "CAST_CHUNK", chunk)
+    path, arrays = ckpt[2], ckpt[3]
+    wide = {"big": torch.int32, "cube": torch.float32, "layers.0.norm": torch.bfloat16,
+            "odd.bytes": torch.float64, "scalar": torch.float64}
+    targets = {n: torch.empty(arrays[n].shape, dtype=dt) for n, dt in wide.items()}
+    targets["layers.0.q.weight"] = torch.empty(10, 8, dtype=torch.float16)
+    made = _new_tensors(monkeypatch)
+    us.load_into(path, targets, cast=True)
+    assert made == ["layers.0.q.weight"]   # narrower: the F32 bytes do not fit in place
+    for n, t in targets.items():
+        want = torch.from_numpy(arrays[n].copy()).to(t.dtype)
+        assert torch.equal(t, want), n
 
 
 @pytest.mark.parametrize("targets,cast,strict,match", [

@@ -173,8 +173,9 @@ def load_into(path: str | os.PathLike, targets: Any, *, group: Any = None,
     of ``(destination, destination slices, source slices)`` for fused and
     padded parameters (docs/DISTRIBUTED.md). Bytes are read (or, with
     ``group``, received) straight into the destinations where they are
-    contiguous and of the checkpoint's dtype; else through a temporary of the
-    part's size, converted when ``cast``. Checkpoint tensors no target takes
+    contiguous and of the checkpoint's dtype, and widened in place by a
+    ``cast`` into contiguous destinations of wider elements; else through a
+    temporary of the part's size. Checkpoint tensors no target takes
     are not read; a target no tensor fills raises ValueError when ``strict``.
     With ``group``, a collective load (each byte read once across the group;
     any rank's failure raises DistributedLoadError on every rank). Returns the

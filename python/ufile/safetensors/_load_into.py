@@ -59,8 +59,7 @@ def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group:
         try:
             for key, got in parts:
                 if key in staged:
-                    dests[key].view.copy_(got)
-                    del staged[key]
+                    _complete(dests[key].view, got, staged.pop(key))
         finally:
             parts.close()   # a failure here: this rank joins the rest as a failed rank
             ex.close()
@@ -79,15 +78,39 @@ def _run(ex: Executor, g: Any) -> Iterator[tuple[str, Any]]:
             f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
 
 
+CAST_CHUNK = 1 << 20    # elements converted at a time by an in-place cast
+
+
 def _memory(fw: Any, device: str, dest: Dest, part: Part, staged: dict) -> Any:
-    """Where ``part`` is read to: the destination view, or a temporary."""
+    """Where ``part`` is read to: the destination view; for a cast into a
+    contiguous destination of elements as wide or wider, the destination's
+    last bytes (widened in place once complete); else a temporary."""
     if dest.in_place:
         return dest.view
-    info = TensorInfo(part.name, part.dtype, part.shape, 0,
-                      DTYPES[part.dtype][0] * math.prod(part.shape))
-    tmp = fw.empty(info, "", device)
-    staged[dest.key] = tmp
-    return tmp
+    size = DTYPES[part.dtype][0]
+    view = dest.view
+    if view.is_contiguous() and view.element_size() % size == 0:
+        raw = view.reshape(-1).view(fw.torch.uint8)
+        tail = raw[raw.numel() - size * view.numel():]
+        staged[dest.key] = "tail"
+        return tail.view(fw.dtype(TensorInfo(part.name, part.dtype, (), 0, 0), "")) \
+            .view(part.shape)
+    info = TensorInfo(part.name, part.dtype, part.shape, 0, size * math.prod(part.shape))
+    staged[dest.key] = "temporary"
+    return fw.empty(info, "", device)
+
+
+def _complete(view: Any, got: Any, how: str) -> None:
+    """Copies (converts) a staged part into its destination. Read into the
+    destination's tail, it is widened front to back a chunk at a time: the
+    elements written never reach the bytes of those not yet read, and each
+    chunk's own source is copied out first."""
+    if how == "temporary":
+        view.copy_(got)
+        return
+    src, dst = got.reshape(-1), view.reshape(-1)
+    for i in range(0, dst.numel(), CAST_CHUNK):
+        dst[i:i + CAST_CHUNK].copy_(src[i:i + CAST_CHUNK].clone())
 
 
 def _targets_device(targets: Mapping[str, Any]) -> str:
