@@ -50,7 +50,8 @@ def _host_worker(rank, n, paths, rules, options):
     _engine._read, us.read_header = counting, header
     sent = _count_world_data(dist)
     path = paths[0] if HOSTS[rank] == "node-a" else paths[1]
-    out = us.load_checkpoint(path, group=dist.group.WORLD, shard=rules, **options)
+    load = us.iter_checkpoint if options.pop("iterate", False) else us.load_checkpoint
+    out = dict(load(path, group=dist.group.WORLD, shard=rules, **options))
     got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
            for k, t in out.items()}
     return got, reads, headers[0], sent[0]
@@ -82,11 +83,12 @@ def _covered(reads: list) -> dict:
     return out
 
 
-@pytest.mark.parametrize("rules", [None, dc.SHARD_RULES])
-def test_each_host_reads_each_byte_once(copies, rules):
+@pytest.mark.parametrize("rules,iterate", [(None, False), (dc.SHARD_RULES, False),
+                                           (dc.SHARD_RULES, True)])
+def test_each_host_reads_each_byte_once(copies, rules, iterate):
     a, b, arrays = copies
-    res = dist_harness.run(_host_worker, 4, ((a, b), rules, {"max_device_bytes": SMALL}),
-                           deadline=DEADLINE)
+    options = {"max_device_bytes": SMALL, "iterate": iterate}
+    res = dist_harness.run(_host_worker, 4, ((a, b), rules, options), deadline=DEADLINE)
     dims = dc.dims_of(arrays, rules)
     for rank, r in enumerate(res):
         assert "ok" in r, r.get("trace", r)
@@ -162,3 +164,25 @@ def test_host_id_set_on_some_ranks_only(copies):
     res = dist_harness.run(_paths_worker, 3, ([a] * 3, ["node-a", None, "node-a"]),
                            deadline=DEADLINE)
     _all_raise(res, "UFILE_HOST_ID", "rank 1")
+
+
+def _failing_host_worker(rank, n, paths):
+    """Rank 3 (host b) fails its reads; host a's load itself succeeds."""
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    from ufile.safetensors import _engine
+    os.environ["UFILE_HOST_ID"] = HOSTS[rank]
+    if rank == 3:
+        def failing(piece):
+            raise OSError(5, "injected read error")
+        _engine._read = failing
+    path = paths[0] if HOSTS[rank] == "node-a" else paths[1]
+    us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                       max_device_bytes=SMALL)
+    return "loaded"
+
+
+def test_a_failure_on_one_host_makes_every_rank_raise(copies):
+    a, b, _ = copies
+    res = dist_harness.run(_failing_host_worker, 4, ((a, b),), deadline=DEADLINE)
+    _all_raise(res, "rank 3", "injected read error", "of 4 ranks")
