@@ -55,8 +55,8 @@ Status CheckHeader(const CsrHeader &h, uint64_t file_size, const std::string &pa
 
 void *MapAnonymous(uint64_t bytes) {
   if (bytes == 0) bytes = 1;
-  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
+  void *p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) return nullptr;
   madvise(p, bytes, MADV_HUGEPAGE);  // a hint: refused where THP is off
   return p;

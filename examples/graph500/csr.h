@@ -39,12 +39,12 @@ struct CsrHeader {
   uint32_t scale;       // nv = 2^scale
   uint32_t edgefactor;  // input edges = edgefactor * nv
   uint32_t reserved;
-  uint64_t nv;           // vertices
-  uint64_t ne;           // column indices: 2 x input edges
-  uint64_t seed;         // the generator's seed
-  uint64_t offsets_off;  // byte offset of the row offsets
-  uint64_t cols_off;     // byte offset of the column indices
-  double generation_s;   // graph500-gen's edge list generation, seconds
+  uint64_t nv;            // vertices
+  uint64_t ne;            // column indices: 2 x input edges
+  uint64_t seed;          // the generator's seed
+  uint64_t offsets_off;   // byte offset of the row offsets
+  uint64_t cols_off;      // byte offset of the column indices
+  double generation_s;    // graph500-gen's edge list generation, seconds
   double construction_s;  // its kernel 1 (edge list to this CSR), seconds
 };
 
@@ -112,8 +112,8 @@ class Csr {
   // Takes the arrays; fills the header's counts and layout.
   static Csr FromArrays(uint32_t scale, uint32_t edgefactor, uint64_t seed,
                         std::vector<uint64_t> offsets, std::vector<uint32_t> cols);
-  static Csr FromBig(uint32_t scale, uint32_t edgefactor, uint64_t seed,
-                     BigArray<uint64_t> offsets, BigArray<uint32_t> cols);
+  static Csr FromBig(uint32_t scale, uint32_t edgefactor, uint64_t seed, BigArray<uint64_t> offsets,
+                     BigArray<uint32_t> cols);
   // Records graph500-gen's times in the header.
   void SetTimes(double generation_s, double construction_s) {
     h_.generation_s = generation_s;

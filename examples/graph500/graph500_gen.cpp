@@ -74,7 +74,7 @@ int main(int argc, char **argv) {
       "write_time:                     %.6g\n",
       out.c_str(), p.scale, p.edgefactor, static_cast<unsigned long long>(p.seed),
       static_cast<unsigned long long>(g.nv()), static_cast<unsigned long long>(g.ne()),
-      static_cast<unsigned long long>(g500::CsrFileSize(g.nv(), g.ne())),
-      g500::Threads(p.threads), t.generation_s, t.construction_s, g500::Now() - w0);
+      static_cast<unsigned long long>(g500::CsrFileSize(g.nv(), g.ne())), g500::Threads(p.threads),
+      t.generation_s, t.construction_s, g500::Now() - w0);
   return 0;
 }

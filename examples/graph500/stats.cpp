@@ -94,7 +94,8 @@ Summary TepsSummary(const std::vector<RunRecord> &runs) {
   r.max = inv(x.min);
   r.hmean = inv(x.mean);
   const double n = static_cast<double>(runs.size());
-  r.hstddev = n > 1 && std::isfinite(x.stddev) ? x.stddev * r.hmean * r.hmean / std::sqrt(n - 1) : 0;
+  r.hstddev =
+      n > 1 && std::isfinite(x.stddev) ? x.stddev * r.hmean * r.hmean / std::sqrt(n - 1) : 0;
   return r;
 }
 

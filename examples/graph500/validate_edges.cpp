@@ -137,8 +137,8 @@ EdgeListValidator::EdgeListValidator(const KroneckerParams &graph, unsigned capa
     : graph_(graph) {
   status_ = CheckKroneckerParams(graph, kMaxCsrScale);
   if (status_.ok() && (capacity == 0 || capacity > kMaxTrees))
-    status_ = Status::Error(-EINVAL, "validator capacity must be 1.." + V(kMaxTrees) +
-                                         " trees, not " + V(capacity));
+    status_ = Status::Error(
+        -EINVAL, "validator capacity must be 1.." + V(kMaxTrees) + " trees, not " + V(capacity));
   if (!status_.ok()) return;
   nv_ = uint64_t{1} << graph.scale;
   capacity_ = capacity;
@@ -190,8 +190,8 @@ Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
         continue;
       }
       for (size_t i = path.size(); i-- > 0;)
-        std::atomic_ref<uint8_t>(lv[path[i]]).store(static_cast<uint8_t>(l + path.size() - i),
-                                                     std::memory_order_relaxed);
+        std::atomic_ref<uint8_t>(lv[path[i]])
+            .store(static_cast<uint8_t>(l + path.size() - i), std::memory_order_relaxed);
     }
   });
   if (bad_chain.load() != UINT64_MAX) return ChainError(bad_chain.load(), parent, lv);
@@ -240,9 +240,8 @@ std::vector<Validation> EdgeListValidator::Check() {
   const uint8_t *level = level_.data();
   const uint32_t *par = parent_.data();
   uint64_t *found = found_.data();
-  ParallelFor(nv_, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
-    std::fill(found + b, found + e, 0);
-  });
+  ParallelFor(nv_, graph_.threads,
+              [&](uint64_t b, uint64_t e, unsigned) { std::fill(found + b, found + e, 0); });
   const unsigned threads = Threads(graph_.threads);
   std::vector<WorkerState> ws(threads);
   const EdgeSource edge(graph_.scale, graph_.seed);
@@ -312,8 +311,8 @@ std::vector<Validation> EdgeListValidator::Check() {
                         (split ? "leaves the tree" : "joins levels " + V(lu) + " and " + V(lv)));
     } else if (missing[t] != UINT64_MAX) {
       const uint64_t v = missing[t];
-      out[t] = Fail(BfsError::kNotAnEdge, "tree edge " + V(v) + " -> " + V(par[v * S + t]) +
-                                              " is not in the edge list");
+      out[t] = Fail(BfsError::kNotAnEdge,
+                    "tree edge " + V(v) + " -> " + V(par[v * S + t]) + " is not in the edge list");
     }
   }
   roots_.clear();

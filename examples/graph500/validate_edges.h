@@ -20,9 +20,9 @@
 // up to 16: a level byte, a byte of the parent's label and the 32-bit parent
 // a tree, and a bit a tree for the parent edges found. A pass compares an
 // edge with a tree's parent only where the levels and the parent's byte
-// match, so the parents are read about once a tree edge. Levels are bytes: a tree deeper than 253 levels is
-// refused (kDepth). Parents are kept in 32 bits: scale 32 at most, as the CSR.
-// Not thread-safe; Check uses `threads` threads itself.
+// match, so the parents are read about once a tree edge. Levels are bytes: a tree deeper than 253
+// levels is refused (kDepth). Parents are kept in 32 bits: scale 32 at most, as the CSR. Not
+// thread-safe; Check uses `threads` threads itself.
 #pragma once
 
 #include <cstdint>

@@ -75,8 +75,8 @@ Status ValidatedRuns::Check() {
     r.validate_seconds += share;
     r.nedge = got[i].nedge;
     if (!got[i].ok() && s.ok())
-      s = Status::Error(-EINVAL, "invalid tree from root " + std::to_string(held_roots_[i]) +
-                                     " (" + BfsErrorName(got[i].error) + "): " + got[i].msg);
+      s = Status::Error(-EINVAL, "invalid tree from root " + std::to_string(held_roots_[i]) + " (" +
+                                     BfsErrorName(got[i].error) + "): " + got[i].msg);
     validated_ += got[i].ok();
   }
   held_.clear();

@@ -76,10 +76,12 @@ TEST(Kronecker, KernelOneMatchesASort) {
     pairs.emplace_back(e.v1(), e.v0());
   }
   std::sort(pairs.begin(), pairs.end());
-  for (unsigned threads : {1u, 3u, 8u}) {
+  // Chunks: one, and many with a short last one.
+  for (auto [threads, chunk] : {std::pair{1u, kKernelOneChunkEdges}, std::pair{3u, uint64_t{1000}},
+                                std::pair{8u, uint64_t{4096}}}) {
     std::vector<uint64_t> off(nv + 1, 0);
     std::vector<uint32_t> cols(2 * m);
-    ASSERT_TRUE(BuildCsr(edges, nv, threads, off, cols).ok());
+    ASSERT_TRUE(BuildCsr(edges, nv, threads, off, cols, chunk).ok());
     ASSERT_EQ(off[0], 0u);
     for (uint64_t k = 0; k < pairs.size(); k++) {
       const uint32_t v = pairs[k].first;
@@ -97,6 +99,8 @@ TEST(Kronecker, KernelOneRefusesBadInput) {
   std::fill(off.begin(), off.end(), 0);
   EXPECT_EQ(BuildCsr(edges, 4, 2, off, std::span(cols).first(3)).code, -EINVAL);
   EXPECT_EQ(BuildCsr(edges, 0, 2, std::span(off).first(1), cols).code, -EINVAL);
+  std::vector<uint64_t> off9(9, 0);
+  EXPECT_EQ(BuildCsr(edges, 8, 2, off9, cols, 0).code, -EINVAL);  // no chunk
 }
 
 // Labels of 48 bits survive the edge list's packing; a scale-40 edge list
@@ -197,9 +201,9 @@ TEST(Kronecker, ScramblingIsABijection) {
 
 TEST(Kronecker, BadParametersAreRefused) {
   Csr g;
-  for (KroneckerParams p : {KroneckerParams{.scale = 0}, KroneckerParams{.scale = 33},
-                            KroneckerParams{.scale = 40},
-                            KroneckerParams{.scale = 4, .edgefactor = 0}}) {
+  for (KroneckerParams p :
+       {KroneckerParams{.scale = 0}, KroneckerParams{.scale = 33}, KroneckerParams{.scale = 40},
+        KroneckerParams{.scale = 4, .edgefactor = 0}}) {
     const Status s = GenerateKronecker(p, &g);
     EXPECT_EQ(s.code, -EINVAL) << p.scale << " " << p.edgefactor;
     EXPECT_NE(s.msg.find("scale must be"), std::string::npos) << s.msg;
@@ -332,7 +336,8 @@ TEST(Stats, OutputBlocksParseWithTheReferencesFields) {
   h.construction_s = 0.25;
   std::vector<RunRecord> runs;
   for (int i = 1; i <= 64; i++)
-    runs.push_back({.seconds = 0.01 * i, .nedge = 1000u * static_cast<unsigned>(i % 7 + 1),
+    runs.push_back({.seconds = 0.01 * i,
+                    .nedge = 1000u * static_cast<unsigned>(i % 7 + 1),
                     .validate_seconds = 0.5});
   char *buf = nullptr;
   size_t len = 0;
@@ -348,8 +353,8 @@ TEST(Stats, OutputBlocksParseWithTheReferencesFields) {
   ASSERT_EQ(blocks.size(), 2u) << text;
   EXPECT_EQ(blocks[0].at("mode"), "host-do");
   EXPECT_EQ(blocks[1].at("mode"), "file (cold page cache)");
-  std::vector<std::string> fields{"SCALE", "edgefactor", "NBFS", "graph_generation",
-                                  "num_mpi_processes", "construction_time"};
+  std::vector<std::string> fields{
+      "SCALE", "edgefactor", "NBFS", "graph_generation", "num_mpi_processes", "construction_time"};
   for (const char *stat : {"min", "firstquartile", "median", "thirdquartile", "max"})
     for (const char *what : {"time", "nedge", "TEPS", "validate"})
       fields.push_back(std::string("bfs_") + stat + "_" + what);

@@ -74,8 +74,7 @@ uint64_t Leaf(const std::vector<int64_t> &p, const std::vector<int32_t> &l, int3
 // The reference's count: input edges, not self-loops, both ends reached.
 uint64_t ReferenceEdgeCount(const std::vector<int64_t> &p) {
   uint64_t n = 0;
-  for (const PackedEdge &e : F().edges)
-    n += e.v0() != e.v1() && p[e.v0()] >= 0 && p[e.v1()] >= 0;
+  for (const PackedEdge &e : F().edges) n += e.v0() != e.v1() && p[e.v0()] >= 0 && p[e.v1()] >= 0;
   return n;
 }
 
