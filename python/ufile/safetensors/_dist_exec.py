@@ -11,11 +11,15 @@ One host thread walks the plan's collectives in order with two cursors:
   lock-step with the others and many collectives are in flight.
 Nothing on the way waits for the other ranks: every ``AGREE_EVERY``
 collectives a one-integer status is all-reduced asynchronously and looked at
-only once it has completed (tensors it covers are then yielded); one final
+once it has completed (tensors it covers are then yielded), and waited for
+``AGREE_EVERY`` collectives later at the latest (_dist_agree); one final
 agreement precedes the return. A rank that fails (read error, out of memory, an
-exception of its own) stops reading and keeps joining every remaining
-collective with scratch memory, so no rank waits for data that will not come,
-and every rank raises DistributedLoadError after the final agreement.
+exception of its own, a consumer that stopped) stops reading and keeps joining
+the collectives with scratch memory until a status shows its failure, where
+every rank stops issuing; so no rank waits for data that will not come, and
+every rank raises DistributedLoadError after the final agreement. A bounded
+iterator (_dist_stream) also stops at each segment's end to yield before it
+allocates more.
 
 CUDA streams: collectives are issued from a side stream; inner-split packing
 (_dist_inner) runs on it. A staging buffer is read into again (by ufile, outside any stream)
@@ -35,6 +39,7 @@ from typing import Any, Iterator
 
 from . import _engine
 from . import _dist_inner, _dist_stream
+from ._dist_agree import Agreement
 from ._dist_alloc import Allocator
 from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
@@ -51,7 +56,7 @@ staging_fence = True
 _loads = 0
 
 
-class Executor:
+class Executor(Agreement):
     """This rank's side of ``plan``; ``run`` yields (name, tensor) as each is
     complete and agreed, and raises DistributedLoadError on every rank when any
     rank failed."""
@@ -274,26 +279,6 @@ class Executor:
             self.alloc_limit = max(self.alloc_limit, limit)
             self.alloc_cv.notify_all()
 
-    def _gate(self, t: int | None) -> bool:
-        """Before op ``t`` (None: now), waits for each status issued
-        ``AGREE_EVERY`` ops or more earlier (every one for None) and looks at
-        it: the ops where ranks stop after a failure are then the same on
-        every rank. False once one says a rank failed."""
-        while self.gated < len(self.cp_log):
-            upto, value, done = self.cp_log[self.gated]
-            if t is not None and upto + AGREE_EVERY > t:
-                break
-            if self.cuda:
-                done.synchronize()
-            else:
-                done.wait()
-            self.gated += 1
-            if int(value.item()) != 1:
-                self.aborted = True
-                self._note("aborted", t)
-                return False
-        return True
-
     def _submit_direct(self, before: tuple | None) -> None:
         """Submits direct reads up to file position ``before`` (None: all)."""
         direct = self.plan.direct[self.rank]
@@ -406,119 +391,6 @@ class Executor:
                 self.slot_event[slot] = ev
         self.slot_work[slot] = work
         return work
-
-    # -- agreement -----------------------------------------------------------
-    def _checkpoint(self, upto: int) -> None:
-        """An asynchronous all-reduce of every rank's status (1: fine)."""
-        torch = self.torch
-        with self._on_side():
-            st = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
-                            device=self.device)
-            work = self.g.dist.all_reduce(st, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
-                                          async_op=True)
-            if self.cuda:   # on a stream of its own: packing never waits for it
-                with torch.cuda.stream(self.status_stream):
-                    work.wait()
-                    i = self.n_checkpoints % self.status_host.numel()
-                    host = self.status_host[i:i + 1]
-                    host.copy_(st, non_blocking=True)
-                    done = torch.cuda.Event()
-                    done.record()
-                self.checkpoints.append((upto, host, done, st))
-                self.cp_log.append((upto, host, done))
-            else:
-                self.checkpoints.append((upto, st, work, st))
-                self.cp_log.append((upto, st, work))
-            self.n_checkpoints += 1
-
-    def _ready(self, final: bool = False, block: bool = False) -> Iterator[tuple[str, Any]]:
-        """Yields what agreed checkpoints cover, without waiting for any unless
-        ``block`` (every checkpoint, in order, once every collective is issued);
-        ``final``: everything, after the final agreement."""
-        while self.checkpoints and not final and self.covered >= 0:
-            upto, value, done, _ = self.checkpoints[0]
-            if block:
-                if self.cuda:
-                    done.synchronize()
-                else:
-                    done.wait()
-                    while self.works and self.works[0][0] < upto:
-                        self.works.popleft()[1].wait()
-            elif self.cuda and not done.query():
-                break
-            elif not self.cuda and (not done.is_completed() or not self._works_done(upto)):
-                break
-            self.checkpoints.popleft()
-            if int(value.item()) != 1:
-                self.covered = -1            # a rank failed: nothing more is yielded
-                return
-            self.covered = upto
-            if self.cuda:
-                self.torch.cuda.current_stream().wait_event(done)
-        if not final and self.covered <= 0:
-            return
-        for name in self.parts:
-            if name in self.yielded:
-                continue
-            if not final and not self._complete(name):
-                continue
-            self.yielded.add(name)
-            tensor = self._tensor(name)
-            self.yielded_since.append(name)   # let go of at the next segment
-            yield name, tensor
-            del tensor
-
-    def _complete(self, name: str) -> bool:
-        """Its collectives agreed, its direct reads all done and fine."""
-        if name in self.last_op:
-            return self.last_op[name] < self.covered
-        futures = self.direct_futures.get(name)
-        return bool(futures) and self.direct_left[name] == 0 and \
-            all(f.done() and f.exception() is None for f in futures)
-
-    def _works_done(self, upto: int) -> bool:
-        while self.works and self.works[0][0] < upto:
-            if not self.works[0][1].is_completed():
-                return False
-            self.works.popleft()
-        return True
-
-    def _finish(self) -> None:
-        """Waits for this rank's reads and collectives; the final agreement."""
-        for futures in list(self.direct_futures.values()):
-            for f in futures:
-                try:
-                    f.result()
-                except Exception as exc:  # noqa: BLE001 - agreed below
-                    self._fail(f"{type(exc).__name__}: {exc}")
-        for _, work in self.works:
-            work.wait()
-        self.works.clear()
-        for name in self.parts:   # empty tensors and parts no read or collective touched
-            if self.failed or self.aborted:
-                break
-            if name in self.yielded:
-                continue
-            try:
-                self._tensor(name)
-            except Exception as exc:  # noqa: BLE001 - agreed below
-                self._fail(f"allocating tensor {name!r}: {type(exc).__name__}: {exc}")
-        self._note("reads done")
-        self.agreeing = True
-        torch = self.torch
-        with self._on_side():
-            flag = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
-                              device=self.device)
-            self.g.dist.all_reduce(flag, op=self.g.dist.ReduceOp.MIN, group=self.agree.group,
-                                   async_op=True).wait()
-            ok = int(flag.item()) == 1
-        self._note("agreed", ok)
-        self._write_trace()
-        if not ok:
-            from ._dist import raise_failures
-            raise_failures(self.agree.objects(self.failed))
-        if self.cuda:
-            torch.cuda.current_stream().wait_stream(self.side)
 
     def _write_trace(self) -> None:
         """UFILE_DIST_TRACE=PREFIX: this load's timeline in PREFIX.rankR.N.json
