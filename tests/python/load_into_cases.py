@@ -171,3 +171,11 @@ def tp_worker(rank: int, n: int, path: str, arrays: dict, device: str, fault: st
     moved = [k for k, v in params.items() if v.data_ptr() != pointers[k]]
     return {"differ": differences(params, expected(arrays, rank, n)), "moved": moved,
             "loaded": loaded, "read": counted[0]}
+
+
+def hosts_worker(rank: int, n: int, paths: list, hosts: list, arrays: dict):
+    """tp_worker on a rank of host ``hosts[rank]`` (UFILE_HOST_ID), reading
+    that host's copy: paths[i] is the copy of the i-th distinct host."""
+    os.environ["UFILE_HOST_ID"] = hosts[rank]
+    path = paths[list(dict.fromkeys(hosts)).index(hosts[rank])]
+    return tp_worker(rank, n, path, arrays, "cpu", None)

@@ -195,8 +195,7 @@ def _state_bytes(count: int, rank: int, ranks: int) -> int:
             targets[name] = [(torch.empty(2, 2), None, (slice(rank * 2, rank * 2 + 2),))]
         else:
             targets[name] = torch.empty(ranks * 2, 2)
-    state, _ = _load_into._local_state(lambda: headers, targets, None, False, True, "cpu", {},
-                                       solo=False, early=None)
+    state, _ = _load_into._local_state(headers, None, targets, None, False, True)
     assert state["error"] is None, state
     return len(pickle.dumps(state))
 
@@ -209,3 +208,53 @@ def test_the_exchange_of_wants_is_compact():
         one = _state_bytes(count, ranks - 1, ranks)
         print(f"{ranks} ranks: {one} bytes a rank, each rank receives {ranks * one}")
         assert one <= count // 4, one
+
+
+HOSTS = ["node-a", "node-a", "node-b", "node-b"]
+
+
+def test_two_hosts_each_with_its_copy_read_each_byte_once_per_host(ckpt, tmp_path):
+    """4 processes as 2 hosts (UFILE_HOST_ID), each host loading from its own
+    copy: each host reads each byte its ranks want once (a row-parallel
+    tensor's rows whole), counted."""
+    arrays = ckpt[1]
+    copy = str(tmp_path / "copy-b")
+    shutil.copytree(ckpt[0], copy)
+    res = dist_harness.run(lc.hosts_worker, 4, ([ckpt[0], copy], HOSTS, arrays),
+                           deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        assert r["ok"]["differ"] == [], (rank, r["ok"])
+    for host in (0, 1):   # ranks 2 * host and 2 * host + 1
+        want = _union_bytes(arrays, [2 * host, 2 * host + 1], 4)
+        assert res[2 * host]["ok"]["read"] + res[2 * host + 1]["ok"]["read"] == want, host
+
+
+def _union_bytes(arrays: dict, ranks: list, n: int) -> int:
+    """Bytes of the checkpoint that any of ``ranks`` (of ``n``) loads; the
+    rows of a tensor split along an inner dimension are read whole."""
+    masks = {k: np.zeros(a.shape, bool) for k, a in arrays.items()}
+    for rank in ranks:
+        for key, target in lc.targets(lc.model(torch, rank, n, "cpu"), rank, n).items():
+            name = "lm_head.weight" if key == "lm_head.weight" else "model." + key
+            for _, _, src in (target if isinstance(target, list) else [(None, None, None)]):
+                masks[name][src if src is not None else ...] = True
+    for k, m in masks.items():
+        if m.ndim == 2 and m.any():   # whole rows: o_proj, down_proj
+            m[m.any(axis=1)] = True
+    return sum(int(m.sum()) * arrays[k].itemsize for k, m in masks.items())
+
+
+def test_two_hosts_with_different_copies_raise_on_every_rank(ckpt, tmp_path):
+    copy = tmp_path / "copy-b"
+    shutil.copytree(ckpt[0], copy)
+    shard = copy / "model-00002-of-00002.safetensors"
+    raw = bytearray(shard.read_bytes())
+    raw[-1] ^= 0xFF   # the same headers, other bytes
+    shard.write_bytes(bytes(raw))
+    res = dist_harness.run(lc.hosts_worker, 4, ([ckpt[0], str(copy)], HOSTS, ckpt[1]),
+                           deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert r.get("type") == "DistributedLoadError", (rank, r)
+        for w in ("model-00002-of-00002.safetensors", "node-a", "node-b"):
+            assert w in r["error"], (w, r["error"])

@@ -182,7 +182,7 @@ def load_into(path: str | os.PathLike, targets: Any, *, group: Any = None,
     names of the checkpoint tensors loaded, in checkpoint order."""
     from ._load_into import load_into as run
     return run(lambda: _checkpoint_headers(path), targets, group, rename, cast, strict,
-               options)
+               options, source=path)
 
 
 def load_dtensors(path: str | os.PathLike, device_mesh: Any, placements: Any, *,

@@ -277,13 +277,14 @@ class _Reported(Exception):
 
 
 def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wanted: list,
-              fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool
-              ) -> Executor:
+              fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool,
+              wants: list | None = None) -> Executor:
     """The executor of this rank's plan: over its host's sub-group when the
     group is the default one and spans several hosts (each host reads each
     byte once; failures still agreed over the whole group), else over the
     group. ``stream``: half of ``total`` bounds the outputs held, half is
-    staging."""
+    staging. ``wants`` (load_into): every rank's parts, instead of ``dims``
+    and ``wanted``."""
     budget = total // 2 if stream else None
     staging = total - budget if stream else total
     by_host = _dist_hosts.members(hosts)
@@ -292,10 +293,11 @@ def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wa
         mine = by_host[hosts[g.rank]]
         local = _Group(groups[list(by_host).index(hosts[g.rank])], device)
         chunk, slab = split_staging(staging, depth, len(mine))
-        wants = wants_from_dims(headers, dims, wanted)   # parts of the whole group
+        if wants is None:
+            wants = wants_from_dims(headers, dims, wanted)   # parts of the whole group
         plan = make_plan(headers, dims, [], chunk, slab, wants=[wants[r] for r in mine])
         return Executor(plan, headers, local, fw, device, opts, depth, agree=g,
                         budget=budget)
     chunk, slab = split_staging(staging, depth, g.size)
-    plan = make_plan(headers, dims, wanted, chunk, slab)
+    plan = make_plan(headers, dims, wanted, chunk, slab, wants=wants)
     return Executor(plan, headers, g, fw, device, opts, depth, budget=budget)

@@ -5,10 +5,14 @@ parameters), alone or as a collective load over a process group.
 Each target is turned into what this rank wants (_dist_plan.Want: a box of a
 checkpoint tensor) and the memory it lands in: the destination itself when
 its view is contiguous and of the checkpoint's dtype (the bytes are read or
-received straight into it, no copy), else a temporary of the part's size,
-copied into the view (with the dtype cast) once the part is complete. The
-ranks exchange their wants once; every rank then computes the same plan, and
-the collective executor (_dist_exec) carries it out into those memories."""
+received straight into it, no copy), the destination's tail for a cast to
+wider elements (widened in place), else a temporary of the part's size,
+copied into the view once the part is complete. With a group, the set-up of
+the collective load (_dist_setup: options, hosts, one header reader a copy,
+the files' identities) comes first; the ranks exchange their wants once;
+every rank then computes the same plan (its host's, when the group spans
+several), and the collective executor (_dist_exec) carries it out into those
+memories."""
 from __future__ import annotations
 
 import contextlib
@@ -18,7 +22,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Union
 
-from . import _dist, _dist_box, _frameworks, _loader
+from . import _dist, _dist_box, _dist_hosts, _dist_setup, _frameworks, _loader
 from ._dist_exec import Executor
 from ._dist_plan import Part, Want, make_plan
 from ._format import DTYPES, TensorInfo
@@ -28,31 +32,23 @@ Rename = Union[Callable[[str], Union[str, None]], Mapping[str, str], None]
 
 
 def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group: Any,
-              rename: Rename, cast: bool, strict: bool, options: dict) -> list[str]:
-    """The names of the checkpoint tensors loaded; see ufile.safetensors.load_into."""
+              rename: Rename, cast: bool, strict: bool, options: dict,
+              source: Any = None) -> list[str]:
+    """The names of the checkpoint tensors loaded; see ufile.safetensors.load_into.
+    ``source``: the checkpoint's path (which copy of it a host holds)."""
     import torch
     fw = _frameworks.get("pt")
-    try:
-        device, early = _targets_device(targets), None
-    except Exception as exc:  # noqa: BLE001 - reported to every rank (alone: raised)
-        if group is None:
-            raise
-        device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
-        early = exc
-    g = _dist._Group(group, device) if group is not None else _Solo(device)
+    if group is None:
+        device = _targets_device(targets)
+        g, headers, dests, ex = _alone(fw, device, headers_fn, targets, rename, cast, strict,
+                                       options)
+    else:
+        g, device, setups, opts = _set_up(fw, group, targets, options, source)
     ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
-        state, local = _local_state(headers_fn, targets, rename, cast, strict, device, options,
-                                    solo=group is None, early=early)
-        states = g.objects(state)
-        _check_agreement(states)
-        headers, dests, opts, (total, depth) = local
-        names = _dist.checkpoint_order(headers)
-        shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
-        wants = [_decode(names, s["wants"], shapes) for s in states]
-        chunk, slab = _dist.split_staging(total, depth, g.size)
-        plan = make_plan(headers, {}, [], chunk, slab, wants=wants)
-        ex = Executor(plan, headers, g, fw, device, opts, depth)
+        if group is not None:
+            headers, dests, ex = _agree(g, fw, device, setups, opts, group, headers_fn,
+                                        targets, rename, cast, strict)
         staged: dict = {}
         ex.destination = lambda key, part: _memory(fw, device, dests[key], part, staged)
         parts = _run(ex, g)
@@ -64,7 +60,71 @@ def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group:
             parts.close()   # a failure here: this rank joins the rest as a failed rank
             ex.close()
     loaded = {d.name for d in dests.values()}
-    return [n for n in names if n in loaded]
+    return [n for n in _dist.checkpoint_order(headers) if n in loaded]
+
+
+def _alone(fw: Any, device: str, headers_fn: Callable[[], list], targets: Mapping,
+           rename: Rename, cast: bool, strict: bool, options: dict) -> tuple:
+    """(group of one, headers, destinations, executor) of a load with no
+    group; errors are raised as they are."""
+    opts = _loader.Options(**options).resolved()
+    if opts.register_buffers:
+        raise ValueError("register_buffers is not supported by load_into")
+    total, depth = _dist.staging_sizes(opts)
+    headers = headers_fn()
+    dests = resolve_targets(headers, targets, rename, cast, strict)
+    chunk, slab = _dist.split_staging(total, depth, 1)
+    wants = [{k: Want(d.name, d.box) for k, d in dests.items()}]
+    g = _Solo(device)
+    ex = Executor(make_plan(headers, {}, [], chunk, slab, wants=wants), headers, g, fw,
+                  device, opts, depth)
+    return g, headers, dests, ex
+
+
+def _set_up(fw: Any, group: Any, targets: Mapping, options: dict, source: Any) -> tuple:
+    """The collective set-up (_dist_setup: options, hosts, copies), agreed:
+    (group, device, every rank's set-up, options). An error in the targets'
+    devices or the options raises on every rank."""
+    import torch
+    error, raw = None, None
+    try:
+        device = _targets_device(targets)
+    except Exception as exc:  # noqa: BLE001 - agreed in the set-up, raised on every rank
+        error = f"{type(exc).__name__}: {exc}"
+        device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
+    try:
+        raw = _loader.Options(**options)
+    except Exception as exc:  # noqa: BLE001 - agreed in the set-up, raised on every rank
+        error = error or f"{type(exc).__name__}: {exc}"
+    g = _dist._Group(group, device)
+    setup, opts = _dist_setup.setup_state(g, fw, device, raw, error,
+                                          _dist_setup.source_path(source), False,
+                                          _dist.staging_sizes)
+    setups = g.objects(setup)
+    _dist_setup.check_setup(setups)
+    return g, device, setups, opts
+
+
+def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
+           headers_fn: Callable[[], list], targets: Mapping, rename: Rename, cast: bool,
+           strict: bool) -> tuple:
+    """Headers (one reader a copy of the checkpoint), every rank's wants and
+    the files' identities exchanged and agreed; (headers, destinations,
+    executor of this rank's plan: its host's when the group spans several)."""
+    hosts = [s["host"] for s in setups]
+    world = _dist_hosts.is_world(g.dist, group)
+    headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+    state, dests = _local_state(headers, error, targets, rename, cast, strict)
+    state["identity"] = _dist_setup.identity_digest(idents)
+    states = g.objects(state)
+    _dist._check_agreement(g, states, (headers, None, None, []), hosts, idents)
+    names = _dist.checkpoint_order(headers)
+    shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
+    wants = [_decode(names, s["wants"], shapes) for s in states]
+    total, depth = _dist.staging_sizes(opts)
+    ex = _dist._executor(g, hosts, world, headers, {}, [], fw, device, opts, total, depth,
+                         False, wants=wants)
+    return headers, dests, ex
 
 
 def _run(ex: Executor, g: Any) -> Iterator[tuple[str, Any]]:
@@ -124,30 +184,23 @@ def _targets_device(targets: Mapping[str, Any]) -> str:
     return _frameworks.normalize_device(device)
 
 
-def _local_state(headers_fn: Any, targets: Mapping, rename: Rename, cast: bool, strict: bool,
-                 device: str, options: dict, solo: bool,
-                 early: Exception | None) -> tuple[dict, Any]:
-    """What this rank found, as plain data for the exchange, and its own part.
-    Alone (``solo``), an error is raised as it is; ``early``: one found before."""
+def _local_state(headers: list | None, error: str | None, targets: Mapping, rename: Rename,
+                 cast: bool, strict: bool) -> tuple[dict, Any]:
+    """What this rank wants, as plain data for the exchange, and its
+    destinations; ``error``: the headers could not be read."""
     try:
-        if early is not None:
-            raise early
-        opts = _loader.Options(**options).resolved()
-        if opts.register_buffers:
-            raise ValueError("register_buffers is not supported by load_into")
-        sizes = _dist.staging_sizes(opts)
-        headers = headers_fn()
+        if error:
+            raise _dist._Reported(error)
         dests = resolve_targets(headers, targets, rename, cast, strict)
         names = _dist.checkpoint_order(headers)
         index = {n: i for i, n in enumerate(names)}
         wants = _encode([(index[d.name], d.box) for d in dests.values()], headers)
         return {"error": None, "fingerprint": _dist._fingerprint(headers),
                 "names": len(names), "bytes": sum(h.file_size for h in headers),
-                "device": device.split(":")[0], "staging": sizes,
-                "wants": wants}, (headers, dests, opts, sizes)
+                "dims": "", "wants": wants}, dests
+    except _dist._Reported as exc:
+        return {"error": str(exc)}, None
     except Exception as exc:  # noqa: BLE001 - reported to every rank, then raised
-        if solo:
-            raise
         return {"error": f"{type(exc).__name__}: {exc}"}, None
 
 
@@ -178,23 +231,6 @@ def _decode(names: list, encoded: bytes, shapes: list) -> dict:
             key, n = f"{name}#{n}", n + 1
         out[key] = Want(name, tuple(tuple(p) for p in box))
     return out
-
-
-def _check_agreement(states: list) -> None:
-    if any(s["error"] for s in states):
-        _dist.raise_failures([s["error"] for s in states])
-    first = states[0]
-    for r, s in enumerate(states[1:], 1):
-        if s["fingerprint"] != first["fingerprint"]:
-            raise _dist.DistributedLoadError(
-                f"ranks disagree on the checkpoint: rank 0 sees {first['names']} tensors in "
-                f"{first['bytes']} bytes (header digest {first['fingerprint'][:12]}), rank {r} "
-                f"sees {s['names']} in {s['bytes']} (digest {s['fingerprint'][:12]})")
-        for key, what in (("device", "device type"),
-                          ("staging", "staging (max_device_bytes, staging_buffers)")):
-            if s[key] != first[key]:
-                raise _dist.DistributedLoadError(f"ranks disagree on the {what}: rank 0 has "
-                                                 f"{first[key]!r}, rank {r} has {s[key]!r}")
 
 
 class _Done:
