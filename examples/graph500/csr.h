@@ -29,7 +29,9 @@
 namespace g500 {
 
 inline constexpr char kCsrMagic[8] = {'G', '5', '0', '0', 'C', 'S', 'R', '\0'};
-inline constexpr uint32_t kCsrVersion = 2;
+// The version covers the generator too: the validator regenerates the edge
+// list from the header's seed, so a file from another generator is refused.
+inline constexpr uint32_t kCsrVersion = 3;
 inline constexpr uint64_t kCsrAlign = 4096;
 inline constexpr uint32_t kMaxCsrScale = 32;
 

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <mutex>
 #include <string>
+#include <tuple>
 
 #ifdef __SSE2__
 #include <emmintrin.h>
@@ -259,8 +260,22 @@ std::vector<Validation> EdgeListValidator::Check() {
     uint8_t acc[kMaxTrees] = {};
     const uint64_t first = blk * kBlockEdges, last = std::min(m, first + kBlockEdges);
     unsigned pending = 0;
+    // Edges a group: generated and their records prefetched, then checked,
+    // so that the records' cache misses overlap.
+    constexpr unsigned kGroup = 32;
+    uint64_t gu[kGroup], gv[kGroup];
     for (uint64_t i = first; i < last; i++) {
-      const auto [u, v] = edge(i);
+      const uint64_t g = (i - first) % kGroup;
+      if (g == 0) {
+        for (uint64_t j = 0; j < kGroup && i + j < last; j++) {
+          std::tie(gu[j], gv[j]) = edge(i + j);
+          for (uint64_t at = 0; at < 2 * S; at += 64) {
+            __builtin_prefetch(level + gu[j] * 2 * S + at);
+            __builtin_prefetch(level + gv[j] * 2 * S + at);
+          }
+        }
+      }
+      const uint64_t u = gu[g], v = gv[g];
       if (u == v) continue;  // a self-loop joins a level to itself and is no tree edge
       const uint8_t tag_u = Tag(u), tag_v = Tag(v);
       for (unsigned base = 0; base < S; base += kLanes) {
