@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "cli.h"
@@ -35,7 +36,11 @@ ValidatedRuns::ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate)
              .seed = g.header().seed,
              .threads = threads},
       validate_(validate),
-      batch_(EdgeListValidator::CapacityFor(g.header().scale, PhysicalMemory() / 4)) {}
+      batch_(EdgeListValidator::CapacityFor(g.header().scale, PhysicalMemory() / 4)) {
+  // No more lanes than trees to validate (16 at least: the validator's unit).
+  batch_ = static_cast<unsigned>(std::min<uint64_t>(batch_, std::max<uint64_t>(16, validate)));
+  batch_ = (batch_ + 15) / 16 * 16;
+}
 
 Status ValidatedRuns::Add(uint64_t root, double seconds, const std::vector<int64_t> &parent) {
   records_.push_back({.seconds = seconds});

@@ -2,7 +2,8 @@
 // One mode's searches as graph500-bfs records them: each search's time and
 // tree; the trees validated in batches against the edge list regenerated
 // from the generator (validate_edges.h), one pass of it for up to 64 trees,
-// the batch sized to a quarter of the machine's memory at most; each run's
+// the batch sized to a quarter of the machine's memory at most (and to the
+// trees to validate, in steps of 16); each run's
 // nedge and validation time (its share of the pass) for the output block.
 // Not thread-safe.
 #pragma once
