@@ -16,6 +16,8 @@ import load_dcp_cases
 import save_dist_cases as cases
 from ufile.safetensors import save_checkpoint
 
+SHARD = 1000  # bytes: the model's 3.5 KB in several files
+
 pytest.importorskip("torch.distributed.checkpoint", reason="torch 1.x has no DCP")
 pytest.importorskip("torch.distributed.tensor", reason="torch before 2.4 has no public DTensor")
 
@@ -23,7 +25,7 @@ pytest.importorskip("torch.distributed.tensor", reason="torch before 2.4 has no 
 @pytest.fixture
 def checkpoint(io_dir):
     path = os.path.join(str(io_dir), "ck")
-    save_checkpoint(cases.full(), path, max_shard_size=cases.MAX_SHARD)
+    save_checkpoint(cases.full(), path, max_shard_size=SHARD)
     assert len(os.listdir(path)) > 2  # several shards and the index
     return path
 
