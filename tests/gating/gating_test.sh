@@ -6,7 +6,8 @@
 # gpu_gate.sh and for run_pytest.py --gpu, with a GPU faked by an nvidia-smi
 # on PATH. Also: run_pytest.py without --gpu and pip_install_test.sh fail,
 # not skip, when what CI installs is missing; ctest_summary.sh prints each
-# skipped test's reason and the GPU count.
+# skipped test's reason and the GPU count; ctest_needs.sh leaves the build's
+# test log alone.
 set -u
 probe=$1 tests=$2 py=$3 work=$4
 rm -rf "$work" && mkdir -p "$work/bin" || exit 1
@@ -108,6 +109,22 @@ expect "ctest_summary.sh runs" 0 -- \
 said "^  gpu_b$"
 said "^    SKIPPED: no usable GPU: a reason$"
 said "GPU tests: 3 ran, 1 skipped, 0 failed; of 2 GPU binaries and files, 1 skipped whole"
+
+# ctest_needs.sh (run by the suite while it runs) leaves the build's
+# LastTest.log, which ctest_summary.sh reads afterwards, as it was.
+cat >"$work/build/CTestTestfile.cmake" <<'LIST'
+add_test(a_build "true")
+set_tests_properties(a_build PROPERTIES FIXTURES_SETUP built)
+add_test(a_run "true")
+set_tests_properties(a_run PROPERTIES FIXTURES_REQUIRED built)
+LIST
+cp "$work/build/Testing/Temporary/LastTest.log" "$work/lasttest"
+expect "ctest_needs.sh finds a fixture's set-up" 0 -- \
+  sh "$tests/support/ctest_needs.sh" "$work/build" a_run a_build
+expect "ctest_needs.sh reports a test not selected" 1 -- \
+  sh "$tests/support/ctest_needs.sh" "$work/build" a_build a_run
+expect "ctest_needs.sh leaves LastTest.log as it was" 0 -- \
+  cmp "$work/lasttest" "$work/build/Testing/Temporary/LastTest.log"
 
 [ "$fails" -eq 0 ] && echo "gating: all checks passed" || echo "gating: $fails checks failed"
 [ "$fails" -eq 0 ]
