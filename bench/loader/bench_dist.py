@@ -2,7 +2,9 @@
 """Loading one checkpoint into N GPUs: the collective load beside each rank
 loading alone (safetensors, ufile), the bound (each rank reading only its
 share with ufile), NCCL bandwidth and raw O_DIRECT reads of each rank's share,
-hot and cold page cache. Every row runs in fresh processes (one per GPU, via
+hot and cold page cache; load_into of a model allocated before the clock
+(``into``) and dcp.load of it through ufile's reader and torch's (``dcp``,
+``dcp_torch``, replicas). Every row runs in fresh processes (one per GPU, via
 torch.distributed.run): the first load is the headline, CUDA and NCCL set-up
 reported apart, the best of repeats beside it. Every tensor of every rank is
 checked against the checksums of what the safetensors package loaded.
@@ -31,7 +33,8 @@ sys.path.insert(0, HERE)
 LLAMA_TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
             r"(o_proj|down_proj)\.weight$": 1, r"embed_tokens\.weight$": 0,
             r"lm_head\.weight$": 0}
-ROWS = ("safetensors", "ufile", "collective", "share", "proto", "gather", "raw", "nccl")
+ROWS = ("safetensors", "ufile", "collective", "share", "proto", "gather", "raw", "nccl",
+        "into", "dcp", "dcp_torch")
 
 
 def main() -> int:

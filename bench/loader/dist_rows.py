@@ -221,9 +221,74 @@ def row_nccl(a, rank, n, rules, nbytes: int = GIB, reps: int = 5) -> dict:
     return out
 
 
+def _layout(d: str) -> list:
+    """(name, shape, torch dtype) of every tensor, file by file."""
+    from ufile.safetensors import _format, _frameworks
+    fw, out = _frameworks.Torch(), []
+    for f in files_of(d):
+        h = _format.read_header(f)
+        out += [(n, tuple(h.tensors[n].shape), fw.dtype(h.tensors[n], f))
+                for n in h.offset_order()]
+    return out
+
+
+def _part(shape: tuple, dim, rank: int, n: int) -> tuple:
+    """(shape of this rank's part, its source slices): tensor_split's, as the
+    collective load's shard rules cut."""
+    if dim is None:
+        return shape, None
+    dim %= len(shape)
+    base, extra = divmod(shape[dim], n)
+    lo = rank * base + min(rank, extra)
+    size = base + (1 if rank < extra else 0)
+    part = tuple(size if d == dim else s for d, s in enumerate(shape))
+    return part, tuple(slice(lo, lo + size) if d == dim else slice(None)
+                       for d in range(len(shape)))
+
+
+def prepare_model(a, rank, n, rules) -> dict:
+    """The model's own tensors, allocated before the clock: what load_into and
+    dcp.load fill ({name: (tensor, source slices or None)})."""
+    return {name: (torch.empty(_part(shape, dim_for(rules, name), rank, n)[0], dtype=dt,
+                               device="cuda"), _part(shape, dim_for(rules, name), rank, n)[1])
+            for name, shape, dt in _layout(a.dir)}
+
+
+def row_into(a, rank, n, rules, model):
+    """load_into of the preallocated model (its parts under the rules)."""
+    from ufile.safetensors import load_into
+    targets = {k: t if src is None else [(t, None, src)] for k, (t, src) in model.items()}
+    load_into(a.dir, targets, group=dist.group.WORLD)
+    return {k: t for k, (t, _) in model.items()}
+
+
+def _dcp_row(a, model, reader) -> dict:
+    import torch.distributed.checkpoint as dcp
+    if a.mode != "replicas":
+        raise ValueError("the dcp rows load replicas (--mode replicas): plain tensors of a "
+                         "part's shape are not what DCP's planner expects")
+    state = {k: t for k, (t, _) in model.items()}
+    dcp.load(state, storage_reader=reader)
+    return state
+
+
+def row_dcp(a, rank, n, rules, model):
+    """dcp.load of the preallocated (replicated) model through UfileStorageReader."""
+    from ufile.safetensors import UfileStorageReader
+    return _dcp_row(a, model, UfileStorageReader(a.dir))
+
+
+def row_dcp_torch(a, rank, n, rules, model):
+    """dcp.load of the same through torch's HuggingFaceStorageReader."""
+    from torch.distributed.checkpoint import HuggingFaceStorageReader
+    return _dcp_row(a, model, HuggingFaceStorageReader(a.dir))
+
+
 ROWS = {"safetensors": row_safetensors, "ufile": row_ufile, "collective": row_collective,
         "share": row_share, "raw": row_raw, "rawbuf": row_rawbuf, "nccl": row_nccl,
-        "proto": row_proto, "gather": row_gather}
+        "proto": row_proto, "gather": row_gather, "into": row_into, "dcp": row_dcp,
+        "dcp_torch": row_dcp_torch}
+PREPARED = {"into", "dcp", "dcp_torch"}   # rows filling a model allocated before the clock
 
 
 def drop_caches() -> None:
@@ -289,12 +354,13 @@ def worker(a) -> int:
         if a.cache == "cold" and rank == 0:
             drop_caches()
         dist.barrier()
+        model = prepare_model(a, rank, n, rules) if a.worker in PREPARED else None
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         t0 = time.perf_counter()
-        out = fn(a, rank, n, rules)
+        out = fn(a, rank, n, rules) if model is None else fn(a, rank, n, rules, model)
         torch.cuda.synchronize()
         dist.barrier()
         times.append(time.perf_counter() - t0)
@@ -303,10 +369,11 @@ def worker(a) -> int:
             if rep == 0:
                 checks.append(check(out, a.refdir, rank,
                                     save=a.worker == "safetensors" and a.cache == "hot"))
-            extras.append(peak - plain_cost(out))
+            # a prepared model is outside ``base``: the peak is all extra
+            extras.append(peak if model is not None else peak - plain_cost(out))
         elif isinstance(out, dict):
             figures = out
-        del out
+        del out, model
     res = {"times": times, "extra": max(extras) if extras else None,
            "check": checks[0] if checks else None, "figures": figures,
            "setup_cuda_s": t_cuda - T_START, "setup_nccl_s": t_nccl - t_cuda}
