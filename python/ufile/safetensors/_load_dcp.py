@@ -41,12 +41,11 @@ class UfileStorageReader(StorageReader):
         self.path = os.path.abspath(os.fspath(path))
         self.group = group
         self.options = options
-        self._headers: list | None = None
+        self.is_coordinator = False
 
     def reset(self, checkpoint_id: Any = None) -> None:
         if checkpoint_id is not None:
             self.path = os.path.abspath(os.fspath(checkpoint_id))
-        self._headers = None
 
     @classmethod
     def validate_checkpoint_id(cls, checkpoint_id: Any) -> bool:
@@ -54,9 +53,8 @@ class UfileStorageReader(StorageReader):
 
     def read_metadata(self, *args: Any, **kwargs: Any) -> Metadata:
         from . import _checkpoint_headers
-        self._headers = _checkpoint_headers(self.path)
         tensors: dict[str, Any] = {}
-        for header in self._headers:
+        for header in _checkpoint_headers(self.path):
             for name in header.offset_order():
                 info = header.tensors[name]
                 dtype = getattr(torch, DTYPES[info.dtype][1], None)
