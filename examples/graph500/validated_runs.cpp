@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <numeric>
 
 #include "cli.h"
 
@@ -18,13 +19,18 @@ uint64_t PhysicalMemory() {
 }
 
 // The reference's count from a CSR: each non-loop entry of a reached vertex, halved.
-uint64_t CsrEdgeCount(const Csr &g, const std::vector<int64_t> &parent) {
-  uint64_t n = 0;
-  for (uint64_t v = 0; v < g.nv(); v++) {
-    if (parent[v] < 0) continue;
-    for (uint32_t u : g.Row(v)) n += u != v;
-  }
-  return n / 2;
+// On `threads` workers: it reads the row of every reached vertex (17 GB at scale 27).
+uint64_t CsrEdgeCount(const Csr &g, const std::vector<int64_t> &parent, unsigned threads) {
+  std::vector<uint64_t> part(Threads(threads), 0);
+  ParallelFor(g.nv(), threads, [&](uint64_t begin, uint64_t end, unsigned worker) {
+    uint64_t n = 0;
+    for (uint64_t v = begin; v < end; v++) {
+      if (parent[v] < 0) continue;
+      for (uint32_t u : g.Row(v)) n += u != v;
+    }
+    part[worker] = n;
+  });
+  return std::accumulate(part.begin(), part.end(), uint64_t{0}) / 2;
 }
 
 }  // namespace
@@ -45,7 +51,7 @@ ValidatedRuns::ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate)
 Status ValidatedRuns::Add(uint64_t root, double seconds, const std::vector<int64_t> &parent) {
   records_.push_back({.seconds = seconds});
   if (records_.size() > validate_) {
-    records_.back().nedge = CsrEdgeCount(g_, parent);
+    records_.back().nedge = CsrEdgeCount(g_, parent, graph_.threads);
     return Status::Ok();
   }
   const double t0 = Now();
