@@ -5,6 +5,7 @@ rank workers that load it and compare every tensor (or part) with the bytes
 written, and the faults a worker can inject into its own rank."""
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 
@@ -107,3 +108,22 @@ def dims_of(arrays: dict, rules: dict | None) -> dict:
                 out[name] = d % a.ndim
                 break
     return out
+
+
+@contextlib.contextmanager
+def recorded_reads():
+    """Within it, every piece ufile's engine reads in this process is appended
+    to the list it yields (a piece has ``file``, ``file_offset`` and
+    ``size``); the engine's own read is put back after."""
+    from ufile.safetensors import _engine
+    pieces: list = []
+    real = _engine._read
+
+    def recording(piece):
+        pieces.append(piece)
+        return real(piece)
+    _engine._read = recording
+    try:
+        yield pieces
+    finally:
+        _engine._read = real

@@ -10,6 +10,7 @@ import os
 
 import numpy as np
 
+import dist_cases as dc
 import st_writer
 
 HIDDEN, HEAD, Q_HEADS, KV_HEADS, INTER, VOCAB, PADDED = 8, 2, 4, 1, 8, 10, 12
@@ -138,19 +139,6 @@ def differences(params: dict, want: dict) -> list:
     return out
 
 
-def count_reads():
-    """Wraps the engine's read: returns a list whose first item counts bytes."""
-    from ufile.safetensors import _engine
-    counted = [0]
-    real = _engine._read
-
-    def counting(piece):
-        counted[0] += piece.size
-        return real(piece)
-    _engine._read = counting
-    return counted
-
-
 def tp_worker(rank: int, n: int, path: str, arrays: dict, device: str, fault: str | None):
     """Rank ``rank`` loads its tensor-parallel parameters over the world."""
     import torch
@@ -165,12 +153,12 @@ def tp_worker(rank: int, n: int, path: str, arrays: dict, device: str, fault: st
     if fault == "bad_targets" and rank == 1:
         tg = list(tg.items())
     pointers = {k: v.data_ptr() for k, v in params.items()}
-    counted = count_reads()
-    loaded = us.load_into(path, tg, group=dist.group.WORLD, rename=rename, cast=True,
-                          max_device_bytes=64 << 10)
+    with dc.recorded_reads() as reads:
+        loaded = us.load_into(path, tg, group=dist.group.WORLD, rename=rename, cast=True,
+                              max_device_bytes=64 << 10)
     moved = [k for k, v in params.items() if v.data_ptr() != pointers[k]]
     return {"differ": differences(params, expected(arrays, rank, n)), "moved": moved,
-            "loaded": loaded, "read": counted[0]}
+            "loaded": loaded, "read": sum(p.size for p in reads)}
 
 
 def hosts_worker(rank: int, n: int, paths: list, hosts: list, arrays: dict):

@@ -5,6 +5,8 @@ dimension by mesh dimension, missing chunks empty), independently of the
 planner; and the worker of the mesh tests."""
 from __future__ import annotations
 
+import dist_cases as dc
+
 
 def chunks(t, n: int, dim: int) -> list:
     """torch.chunk's parts, padded with empty ones to ``n`` (DTensor's Shard)."""
@@ -42,13 +44,12 @@ def mesh_worker(rank: int, n: int, path: str, mesh: list, placements: dict, spli
     import torch
     import torch.distributed as dist
     from ufile import safetensors as us
-    import load_into_cases
-    counted = load_into_cases.count_reads()
     if fault == "mesh_missing_rank" and rank == 2:
         mesh = [[0, 1], [3, 3]]
     shard = us.on_mesh(mesh, placements, split=split)
-    out = us.load_checkpoint(path, group=dist.group.WORLD, shard=shard,
-                             max_device_bytes=64 << 10)
+    with dc.recorded_reads() as reads:
+        out = us.load_checkpoint(path, group=dist.group.WORLD, shard=shard,
+                                 max_device_bytes=64 << 10)
     return ({k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
              for k, t in out.items()}, {k: tuple(t.shape) for k, t in out.items()},
-            counted[0])
+            sum(p.size for p in reads))

@@ -328,19 +328,12 @@ def test_missing_shard_on_one_rank(ckpt, tmp_path):
 def _paths_worker(rank, n, paths, rules=None):
     import torch.distributed as dist
     from ufile import safetensors as us
-    from ufile.safetensors import _engine
-    reads = [0]
-    real = _engine._read
-
-    def counting(piece):
-        reads[0] += 1
-        return real(piece)
-    _engine._read = counting
-    try:
-        us.load_checkpoint(paths[rank], group=dist.group.WORLD,
-                           shard=rules[rank] if rules else None)
-    finally:
-        assert reads[0] == 0, f"rank {rank} read {reads[0]} pieces before the failure"
+    with dc.recorded_reads() as reads:
+        try:
+            us.load_checkpoint(paths[rank], group=dist.group.WORLD,
+                               shard=rules[rank] if rules else None)
+        finally:
+            assert not reads, f"rank {rank} read {len(reads)} pieces before the failure"
     return "loaded"
 
 

@@ -110,20 +110,13 @@ def test_each_host_reads_each_byte_once(copies, rules, iterate):
 def _paths_worker(rank, n, paths, env):
     import torch.distributed as dist
     import ufile.safetensors as us
-    from ufile.safetensors import _engine
     if env[rank] is not None:
         os.environ["UFILE_HOST_ID"] = env[rank]
-    reads = [0]
-    real = _engine._read
-
-    def counting(piece):
-        reads[0] += 1
-        return real(piece)
-    _engine._read = counting
-    try:
-        us.load_checkpoint(paths[rank], group=dist.group.WORLD)
-    finally:
-        assert reads[0] == 0, f"rank {rank} read {reads[0]} pieces before the failure"
+    with dc.recorded_reads() as reads:
+        try:
+            us.load_checkpoint(paths[rank], group=dist.group.WORLD)
+        finally:
+            assert not reads, f"rank {rank} read {len(reads)} pieces before the failure"
     return "loaded"
 
 
