@@ -9,80 +9,16 @@ dcp.load on torch 2.x)."""
 from __future__ import annotations
 
 import dataclasses
-import enum
-import importlib
 import os
-import sys
-import types
 
 import pytest
 import torch
 
+import dcp_stand_in
 import save_dist_cases as cases
 from ufile.safetensors import save_checkpoint
 
-
-def _module(name: str) -> types.ModuleType:
-    mod = sys.modules.get(name)
-    if mod is None:
-        mod = sys.modules[name] = types.ModuleType(name)
-    return mod
-
-
-def _stand_in_dcp() -> None:
-    """The DCP names the reader imports, where torch has none (torch 1.x)."""
-    try:
-        importlib.import_module("torch.distributed.checkpoint.metadata")
-        return
-    except ImportError:
-        pass
-
-    class StorageReader:  # the abstract base: nothing the reader calls
-        def __init__(self) -> None:
-            pass
-
-    @dataclasses.dataclass
-    class TensorProperties:
-        dtype: torch.dtype
-
-    @dataclasses.dataclass
-    class ChunkStorageMetadata:
-        offsets: torch.Size
-        sizes: torch.Size
-
-    @dataclasses.dataclass
-    class TensorStorageMetadata:
-        properties: TensorProperties
-        size: torch.Size
-        chunks: list
-
-    @dataclasses.dataclass
-    class Metadata:
-        state_dict_metadata: dict
-        planner_data: object = None
-        storage_data: object = None
-
-    class LoadItemType(enum.Enum):
-        TENSOR = 0
-        BYTE_IO = 1
-
-    @dataclasses.dataclass(frozen=True)
-    class LoadPlan:
-        items: list
-        storage_data: object = None
-        planner_data: object = None
-
-    dcp = _module("torch.distributed.checkpoint")
-    if not hasattr(dcp, "StorageReader"):
-        dcp.StorageReader = StorageReader
-    meta = _module("torch.distributed.checkpoint.metadata")
-    for t in (TensorProperties, ChunkStorageMetadata, TensorStorageMetadata, Metadata):
-        setattr(meta, t.__name__, t)
-    planner = _module("torch.distributed.checkpoint.planner")
-    planner.LoadItemType, planner.LoadPlan, planner.LoadPlanner = LoadItemType, LoadPlan, object
-
-
-_stand_in_dcp()
+dcp_stand_in.install()
 from ufile.safetensors._load_dcp import UfileStorageReader  # noqa: E402
 from torch.distributed.checkpoint.planner import LoadItemType, LoadPlan  # noqa: E402
 

@@ -9,59 +9,16 @@ same fields (test_save_dcp_gpu.py runs the real dcp.save on torch 2.x)."""
 from __future__ import annotations
 
 import dataclasses
-import enum
-import importlib
 import os
-import sys
 import types
 
 import torch
 
+import dcp_stand_in
 import save_dist_cases as cases
 from ufile.safetensors import save_checkpoint
 
-
-def _stand_in_dcp() -> None:
-    """Minimal torch.distributed.checkpoint modules (the fields the writer reads)."""
-    try:
-        importlib.import_module("torch.distributed.checkpoint")
-        return
-    except ImportError:
-        pass
-
-    class StorageWriter:  # the abstract base: nothing the writer calls
-        def __init__(self) -> None:
-            pass
-
-    class WriteItemType(enum.Enum):
-        TENSOR = 0
-        SHARD = 1
-        BYTE_IO = 2
-
-    @dataclasses.dataclass(frozen=True)
-    class SavePlan:
-        items: list
-        storage_data: object = None
-        planner_data: object = None
-
-    @dataclasses.dataclass
-    class WriteResult:
-        index: object
-        size_in_bytes: int
-        storage_data: object
-
-    dcp = types.ModuleType("torch.distributed.checkpoint")
-    dcp.StorageWriter = StorageWriter
-    planner = types.ModuleType("torch.distributed.checkpoint.planner")
-    planner.SavePlan, planner.SavePlanner, planner.WriteItemType = SavePlan, object, WriteItemType
-    storage = types.ModuleType("torch.distributed.checkpoint.storage")
-    storage.WriteResult = WriteResult
-    sys.modules.update({"torch.distributed.checkpoint": dcp,
-                        "torch.distributed.checkpoint.planner": planner,
-                        "torch.distributed.checkpoint.storage": storage})
-
-
-_stand_in_dcp()
+dcp_stand_in.install()
 from ufile.safetensors._save_dcp import UfileStorageWriter  # noqa: E402
 from torch.distributed.checkpoint.planner import SavePlan, WriteItemType  # noqa: E402
 
