@@ -249,9 +249,11 @@ def _part(shape: tuple, dim, rank: int, n: int) -> tuple:
 def prepare_model(a, rank, n, rules) -> dict:
     """The model's own tensors, allocated before the clock: what load_into and
     dcp.load fill ({name: (tensor, source slices or None)})."""
-    return {name: (torch.empty(_part(shape, dim_for(rules, name), rank, n)[0], dtype=dt,
-                               device="cuda"), _part(shape, dim_for(rules, name), rank, n)[1])
-            for name, shape, dt in _layout(a.dir)}
+    model = {}
+    for name, shape, dt in _layout(a.dir):
+        part, source = _part(shape, dim_for(rules, name), rank, n)
+        model[name] = (torch.empty(part, dtype=dt, device="cuda"), source)
+    return model
 
 
 def row_into(a, rank, n, rules, model):
