@@ -46,14 +46,7 @@ def _slices(fh, name: str, rules, rank: int, n: int):
     if dim is None:
         return fh.get_tensor(name)
     sl = fh.get_slice(name)
-    shape = list(sl.get_shape())
-    dim %= len(shape)
-    base, extra = divmod(shape[dim], n)
-    start = rank * base + min(rank, extra)
-    length = base + (1 if rank < extra else 0)
-    idx = tuple(slice(None) if d != dim else slice(start, start + length)
-                for d in range(len(shape)))
-    return sl[idx]
+    return sl[_part(tuple(sl.get_shape()), dim, rank, n)[1]]
 
 
 def per_rank(opener, d: str, rules, rank: int, n: int) -> dict:
