@@ -182,6 +182,19 @@ def test_2x2_mesh_over_gloo(ckpt):
     _check_world(res, ckpt[1], mesh, GLOO_PLACEMENTS, "chunk")
 
 
+def test_no_buffer_receives_two_collectives_in_flight(ckpt):
+    """Ranks that keep none of a broadcast receive into scratch memory; with
+    collectives that complete only when waited for, no buffer is the target
+    of two at once (it was: gloo then corrupted a keeper's bytes)."""
+    mesh = [[0, 1], [2, 3]]
+    res = dist_harness.run(mc.mesh_worker_on_slow_network, 4,
+                           (ckpt[0], mesh, GLOO_PLACEMENTS, "chunk"), deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        assert r["ok"][1] == [], f"rank {rank}: {r['ok'][1][:5]}"
+    _check_world([{"ok": r["ok"][0]} for r in res], ckpt[1], mesh, GLOO_PLACEMENTS, "chunk")
+
+
 @pytest.mark.parametrize("split", ["chunk", "tensor_split"])
 def test_1d_mesh_over_gloo(ckpt, split):
     placements = {r"\.q\.weight$": (0,), r"\.o\.weight$": (1,), r"^embed": (0,),

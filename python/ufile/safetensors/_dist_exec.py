@@ -47,6 +47,7 @@ from ._format import DTYPES, Header, TensorInfo
 
 AGREE_EVERY = 16      # collectives between two status all-reduces
 LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read thread and rank
+SCRATCH_RING = 2      # CPU: receive buffers, one per collective in flight (gloo runs two)
 
 # Test seams: a callable run on the side stream before each all-to-all packing
 # (to delay it), and the staging fence, which a test switches off to show that
@@ -87,6 +88,9 @@ class Executor(Agreement):
         self.slot_event: list = [None] * depth
         self.slot_work: list = [None] * depth
         self.scratch: Any = None
+        self.scratch_ring: list = []        # CPU: [buffer, last work to receive into it]
+        self.scratch_taken: int | None = None
+        self.scratch_next = 0
         self.side: Any = None
         self.status_stream: Any = None
         self.works: collections.deque = collections.deque()   # CPU: (op index, work)
@@ -124,8 +128,12 @@ class Executor(Agreement):
         try:
             ops = self.plan.ops
             if any(isinstance(op, Broadcast) for op in ops) or self.plan.recv:
-                self.scratch = self.fw.bytes_buffer(max(self.plan.chunk, self.plan.recv),
-                                                    self.device)
+                size = max(self.plan.chunk, self.plan.recv)
+                if self.cuda:
+                    self.scratch = self.fw.bytes_buffer(size, self.device)
+                else:
+                    self.scratch_ring = [[self.fw.bytes_buffer(size, self.device), None]
+                                         for _ in range(SCRATCH_RING)]
             a2a = [op for op in ops if isinstance(op, AllToAll)]
             if a2a:
                 send = max(_dist_inner.send_bytes(op, self.rank, self.cuda) for op in a2a)
@@ -356,15 +364,37 @@ class Executor(Agreement):
                 work = self._all_to_all(t, op)
         if not self.cuda:
             self.works.append((t, work))
+            if self.scratch_taken is not None:
+                self.scratch_ring[self.scratch_taken][1] = work
+                self.scratch_taken = None
+
+    def scratch_bytes(self, n: int) -> Any:
+        """``n`` bytes to receive what this rank does not keep. CUDA: one
+        buffer, as the collectives run in stream order. CPU: gloo runs
+        collectives on several threads at once and relays a broadcast from a
+        receiver's buffer, so each in-flight collective gets a buffer of the
+        ring, taken once the collective that last used it has completed."""
+        if self.cuda:
+            return self.scratch[:n]
+        i = self.scratch_next % len(self.scratch_ring)
+        self.scratch_next += 1
+        buf, work = self.scratch_ring[i]
+        if work is not None:
+            work.wait()
+            self.scratch_ring[i][1] = None
+        self.scratch_taken = i
+        return buf[:n]
 
     def _broadcast(self, op: Broadcast) -> Any:
-        buf = self.scratch[:op.hi - op.lo]
         if self.rank in op.ranks and not self.failed:
             try:
                 lo = op.offset(self.rank)
                 buf = self._bytes(op.name)[lo:lo + op.hi - op.lo]
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"allocating tensor {op.name!r}: {type(exc).__name__}: {exc}")
+                buf = self.scratch_bytes(op.hi - op.lo)
+        else:
+            buf = self.scratch_bytes(op.hi - op.lo)
         return self.g.dist.broadcast(buf, self.g.global_rank(op.root), group=self.g.group,
                                      async_op=True)
 

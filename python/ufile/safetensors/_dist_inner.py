@@ -72,13 +72,13 @@ def _reduce_scatter(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,
             buf.zero_()
     mine = op.recv_bytes(ex.rank)
     in_place = dest is not None and mine == share
-    out = dest.reshape(-1) if in_place else ex.scratch[:share]
+    out = dest.reshape(-1) if in_place else ex.scratch_bytes(share)
     dist = ex.g.dist
     scatter = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
     work = scatter(out, buf, op=dist.ReduceOp.SUM, group=ex.g.group, async_op=True)
     if dest is not None and not in_place:   # a smaller uneven part: copied behind it
         work.wait()
-        dest.reshape(-1).copy_(ex.scratch[:mine])
+        dest.reshape(-1).copy_(out[:mine])
     return work
 
 
@@ -98,7 +98,7 @@ def _all_to_all(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,
         except Exception as exc:  # noqa: BLE001 - reported at the final agreement
             ex._fail(f"packing tensor {op.name!r}: {type(exc).__name__}: {exc}")
     mine = op.cols[ex.rank][1]
-    out = dest.reshape(-1) if dest is not None else ex.scratch[:op.recv_bytes(ex.rank)]
+    out = dest.reshape(-1) if dest is not None else ex.scratch_bytes(op.recv_bytes(ex.rank))
 
     def rows_between(j: int, k: int) -> int:
         a, b = op.sent_rows(j, k)
