@@ -4,7 +4,8 @@ loading alone (safetensors, ufile), the bound (each rank reading only its
 share with ufile), NCCL bandwidth and raw O_DIRECT reads of each rank's share,
 hot and cold page cache; load_into of a model allocated before the clock
 (``into``) and dcp.load of it through ufile's reader and torch's (``dcp``,
-``dcp_torch``, replicas). Every row runs in fresh processes (one per GPU, via
+``dcp_torch``, replicas); DTensors on a 2 x N/2 device mesh, data parallel x
+tensor parallel (``mesh``, tp). Every row runs in fresh processes (one per GPU, via
 torch.distributed.run): the first load is the headline, CUDA and NCCL set-up
 reported apart, the best of repeats beside it. Every tensor of every rank is
 checked against the checksums of what the safetensors package loaded.
@@ -34,7 +35,7 @@ LLAMA_TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
             r"(o_proj|down_proj)\.weight$": 1, r"embed_tokens\.weight$": 0,
             r"lm_head\.weight$": 0}
 ROWS = ("safetensors", "ufile", "collective", "share", "proto", "gather", "raw", "nccl",
-        "into", "dcp", "dcp_torch")
+        "into", "dcp", "dcp_torch", "mesh")
 
 
 def main() -> int:
