@@ -49,9 +49,10 @@ def _slices(fh, name: str, rules, rank: int, n: int):
 
 
 def per_rank(opener, d: str, rules, rank: int, n: int) -> dict:
-    out = {}
+    """Part ``rank`` of ``n`` of every tensor, on this process's GPU."""
+    out, device = {}, f"cuda:{torch.cuda.current_device()}"
     for f in files_of(d):
-        with opener(f, framework="pt", device=f"cuda:{rank}") as fh:
+        with opener(f, framework="pt", device=device) as fh:
             for name in fh.keys():
                 out[name] = _slices(fh, name, rules, rank, n)
     return out
