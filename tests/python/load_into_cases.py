@@ -152,6 +152,8 @@ def tp_worker(rank: int, n: int, path: str, arrays: dict, device: str, fault: st
         tg["norm.weight"] = torch.empty(HIDDEN + 1, device=device, dtype=torch.float16)
     if fault == "bad_targets" and rank == 1:
         tg = list(tg.items())
+    if fault == "no_targets" and rank == 1:   # an empty DCP plan: joins, receives nothing
+        tg = {}
     pointers = {k: v.data_ptr() for k, v in params.items()}
     with dc.recorded_reads() as reads:
         loaded = us.load_into(path, tg, group=dist.group.WORLD, rename=rename, cast=True,

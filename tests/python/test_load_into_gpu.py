@@ -99,3 +99,15 @@ def test_a_bad_target_on_one_rank_over_nccl(root):
     for rank, r in enumerate(res):
         assert r.get("type") == "DistributedLoadError", (rank, r)
         assert "rank 1" in r["error"], r["error"]
+
+
+def test_a_rank_with_no_targets_over_nccl(root):
+    """A rank whose part is empty (an empty DCP plan) still takes part on its
+    GPU; the other rank's parameters are loaded."""
+    path = os.path.join(root, "llama-empty")
+    arrays = lc.write(path)
+    res = dist_harness.run(lc.tp_worker, 2, (path, arrays, "cuda", "no_targets"),
+                           backend="nccl", deadline=300)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+    assert res[0]["ok"]["differ"] == [] and res[1]["ok"]["loaded"] == [], res[1]

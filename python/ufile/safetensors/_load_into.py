@@ -88,7 +88,7 @@ def _set_up(fw: Any, group: Any, targets: Mapping, options: dict, source: Any) -
     import torch
     error, raw = None, None
     try:
-        device = _targets_device(targets)
+        device = _targets_device(targets) if targets else _group_device(group)
     except Exception as exc:  # noqa: BLE001 - agreed in the set-up, raised on every rank
         error = f"{type(exc).__name__}: {exc}"
         device = f"cuda:{torch.cuda.current_device()}" if torch.cuda.is_available() else "cpu"
@@ -171,6 +171,16 @@ def _complete(view: Any, got: Any, how: str) -> None:
     src, dst = got.reshape(-1), view.reshape(-1)
     for i in range(0, dst.numel(), CAST_CHUNK):
         dst[i:i + CAST_CHUNK].copy_(src[i:i + CAST_CHUNK].clone())
+
+
+def _group_device(group: Any) -> str:
+    """Where a rank with no targets (an empty DCP plan) joins the others'
+    collectives: the current GPU on an NCCL group, else the CPU."""
+    import torch
+    import torch.distributed as dist
+    if "nccl" in str(dist.get_backend(group)).lower() and torch.cuda.is_available():
+        return f"cuda:{torch.cuda.current_device()}"
+    return "cpu"
 
 
 def _targets_device(targets: Mapping[str, Any]) -> str:
