@@ -111,3 +111,23 @@ def test_a_rank_with_no_targets_over_nccl(root):
     for rank, r in enumerate(res):
         assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
     assert res[0]["ok"]["differ"] == [] and res[1]["ok"]["loaded"] == [], res[1]
+
+
+def test_a_transformers_model_filled_in_place_from_its_tp_plan(root):
+    """transformers lays the model out from its tp_plan; load_into fills its
+    parameters in place: logits equal transformers' own load, nothing moved,
+    and the load's extra device memory stays within its bound, far below a
+    second copy of the rank's weights."""
+    pytest.importorskip("transformers")
+    import tp_plan_cases
+    path = os.path.join(root, "tiny-llama")
+    tp_plan_cases.write_model(path)
+    res = dist_harness.run(tp_plan_cases.tp_plan_worker, 2, (path,), backend="nccl",
+                           deadline=300)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        got = r["ok"]
+        print(f"rank {rank}: {got['dtensors']} DTensor parameters, extra peak {got['peak']} B "
+              f"for {got['own']} B of its own weights")
+        assert got["equal"] and got["moved"] == [] and got["missing"] == [], (rank, got)
+        assert got["peak"] <= tp_plan_cases.BOUND + (2 << 20) < got["own"], (rank, got)
