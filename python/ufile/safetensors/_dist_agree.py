@@ -70,12 +70,11 @@ class Agreement:
                     done.synchronize()
                 else:
                     done.wait()
-                    while self.works and self.works[0][0] < upto:
-                        self.works.popleft()[1].wait()
             elif self.cuda and not done.query():
                 break
             elif not self.cuda and (not done.is_completed() or not self._works_done(upto)):
                 break
+            self._let_go(upto)
             self.checkpoints.popleft()
             if int(value.item()) != 1:
                 self.covered = -1            # a rank failed: nothing more is yielded
@@ -104,6 +103,16 @@ class Agreement:
         return bool(futures) and self.direct_left[name] == 0 and \
             all(f.done() and f.exception() is None for f in futures)
 
+    def _let_go(self, upto: int) -> None:
+        """Waits for the works of the collectives before ``upto`` (complete:
+        on CUDA a stream wait, on CPU no wait) and drops them. torch keeps an
+        asynchronous NCCL collective's tensors until its work is waited for
+        (or its watchdog notices, later): a tensor let go of would otherwise
+        stay allocated."""
+        with self._on_side():
+            while self.works and self.works[0][0] < upto:
+                self.works.popleft()[1].wait()
+
     def _works_done(self, upto: int) -> bool:
         while self.works and self.works[0][0] < upto:
             if not self.works[0][1].is_completed():
@@ -119,9 +128,7 @@ class Agreement:
                     f.result()
                 except Exception as exc:  # noqa: BLE001 - agreed below
                     self._fail(f"{type(exc).__name__}: {exc}")
-        for _, work in self.works:
-            work.wait()
-        self.works.clear()
+        self._let_go(len(self.plan.ops))
         for name in self.parts:   # empty tensors and parts no read or collective touched
             if self.failed or self.aborted:
                 break

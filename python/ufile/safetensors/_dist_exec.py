@@ -93,7 +93,7 @@ class Executor(Agreement):
         self.scratch_next = 0
         self.side: Any = None
         self.status_stream: Any = None
-        self.works: collections.deque = collections.deque()   # CPU: (op index, work)
+        self.works: collections.deque = collections.deque()   # (op index, work)
         self.checkpoints: collections.deque = collections.deque()
         self.status_host: Any = None
         self.n_checkpoints = 0
@@ -362,8 +362,8 @@ class Executor(Agreement):
                 work = self._broadcast(op)
             else:
                 work = self._all_to_all(t, op)
+        self.works.append((t, work))
         if not self.cuda:
-            self.works.append((t, work))
             if self.scratch_taken is not None:
                 self.scratch_ring[self.scratch_taken][1] = work
                 self.scratch_taken = None
