@@ -37,7 +37,8 @@ def execute(plan, headers, blobs) -> tuple:
     out = [{name: np.zeros(p.shape, NP[p.dtype]) for name, p in plan.parts[r].items()}
            for r in range(n)]
 
-    def read(rd) -> np.ndarray:
+    def read(rd, rank: int) -> np.ndarray:
+        assert plan.may_read(rank), f"rank {rank} reads but its host lacks the files"
         reads[rd.file][rd.offset:rd.offset + rd.size] += 1
         return blobs[rd.file][rd.offset:rd.offset + rd.size]
 
@@ -45,21 +46,26 @@ def execute(plan, headers, blobs) -> tuple:
         return out[r][name].reshape(-1).view(np.uint8)
     for r in range(n):
         for rd in plan.direct[r]:
-            raw(r, rd.dest)[rd.dest_offset:rd.dest_offset + rd.size] = read(rd)
+            raw(r, rd.dest)[rd.dest_offset:rd.dest_offset + rd.size] = read(rd, r)
     for op in plan.ops:
         if isinstance(op, Broadcast):
-            assert op.root in op.ranks and op.read.dest == op.name
             assert op.hi - op.lo <= plan.chunk and op.read.size == op.hi - op.lo
-            assert op.read.dest_offset == op.lo == op.offset(op.root)
-            raw(op.root, op.name)[op.lo:op.hi] = read(op.read)
+            if op.root in op.ranks:
+                assert op.read.dest == op.name
+                assert op.read.dest_offset == op.lo == op.offset(op.root)
+                raw(op.root, op.name)[op.lo:op.hi] = read(op.read, op.root)
+                sent = raw(op.root, op.name)[op.lo:op.hi]
+            else:   # staged: the root keeps none of it
+                assert op.read.dest == "" and op.at, op
+                sent = read(op.read, op.root).copy()
             for r in op.ranks:
                 at = op.offset(r)
-                raw(r, op.name)[at:at + op.hi - op.lo] = raw(op.root, op.name)[op.lo:op.hi]
+                raw(r, op.name)[at:at + op.hi - op.lo] = sent
             continue
         for j in range(n):   # rank j reads its rows; each receiver takes its columns
             first, count = op.rows[j]
             assert (op.reads[j] is None) == (count == 0)
-            slab = read(op.reads[j]).reshape(count, op.row_bytes) if count else \
+            slab = read(op.reads[j], j).reshape(count, op.row_bytes) if count else \
                 np.zeros((0, op.row_bytes), np.uint8)
             assert slab.nbytes <= max(plan.slab, op.row_bytes)
         for k in range(n):

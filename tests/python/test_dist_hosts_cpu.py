@@ -3,7 +3,8 @@
 (UFILE_HOST_ID names them), each host with its own copy of the checkpoint
 under its own path. Each host reads each byte once (every read counted), no
 tensor byte crosses hosts, one rank a host reads the headers; copies that
-differ, or a host lacking a file, make every rank raise before any read."""
+differ, or a host lacking a file, make every rank raise before any read; a
+host whose path does not exist gets every byte from a host that holds it."""
 from __future__ import annotations
 
 import os
@@ -179,3 +180,98 @@ def test_a_failure_on_one_host_makes_every_rank_raise(copies):
     a, b, _ = copies
     res = dist_harness.run(_failing_host_worker, 4, ((a, b),), deadline=DEADLINE)
     _all_raise(res, "rank 3", "injected read error", "of 4 ranks")
+
+
+def _lacking_worker(rank, n, paths, hosts, rules, iterate):
+    """Loads with this rank's host and path (a path that does not exist: the
+    host lacks the checkpoint); returns the tensors, every (file, offset,
+    size) read, the headers read and the collectives issued on the whole group."""
+    import torch
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    from ufile.safetensors import _engine
+    os.environ["UFILE_HOST_ID"] = hosts[rank]
+    reads, headers = [], [0]
+    real_read, real_header = _engine._read, us.read_header
+
+    def counting(piece):
+        reads.append((piece.file.path, piece.file_offset, piece.size))
+        return real_read(piece)
+
+    def header(path):
+        headers[0] += 1
+        return real_header(path)
+    _engine._read, us.read_header = counting, header
+    sent = _count_world_data(dist)
+    load = us.iter_checkpoint if iterate else us.load_checkpoint
+    out = dict(load(paths[rank], group=dist.group.WORLD, shard=rules, max_device_bytes=SMALL))
+    got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+           for k, t in out.items()}
+    return got, reads, headers[0], sent[0]
+
+
+@pytest.mark.parametrize("hosts,holds,units", [
+    (("node-a", "node-a", "node-b", "node-b"), (True, True, False, False), [(0, 1, 2, 3)]),
+    (("node-a", "node-b", "node-c", "node-c"), (True, True, False, False), [(0, 2, 3), (1,)]),
+])
+@pytest.mark.parametrize("rules,iterate", [(None, False), (dc.SHARD_RULES, False),
+                                           (dc.SHARD_RULES, True)])
+def test_a_host_lacking_the_checkpoint_gets_it_from_a_host_that_holds_it(
+        copies, tmp_path, hosts, holds, units, rules, iterate):
+    """Ranks whose path does not exist read nothing, not even headers; the
+    host that reads for them reads each byte once; bytes cross hosts only to
+    the ranks that lack them (none over the whole group when another host
+    reads its own copy)."""
+    a, b, arrays = copies
+    own = {"node-a": a, "node-b": b}
+    paths = [own[h] if hold else str(tmp_path / "not-staged") for h, hold in zip(hosts, holds)]
+    res = dist_harness.run(_lacking_worker, 4, (paths, hosts, rules, iterate),
+                           deadline=DEADLINE)
+    dims = dc.dims_of(arrays, rules)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        got, reads, headers, sent = r["ok"]
+        for name in arrays:
+            assert got[name] == dc.expected(arrays, name, dims[name], rank, 4).tobytes(), \
+                (rank, name)
+        if not holds[rank]:
+            assert reads == [] and headers == 0, (rank, len(reads), headers)
+        else:
+            assert all(p.startswith(paths[rank] + os.sep) for p, _, _ in reads), rank
+        assert sent == (0 if len(units) > 1 else sent), rank
+    for unit in units:
+        spans = _covered([x for r in unit for x in res[r]["ok"][1]])
+        total = sum(s for v in spans.values() for _, s in v)
+        if rules is None:
+            assert total == sum(arr.nbytes for arr in arrays.values()), (unit, total)
+
+
+def _subgroup_lacking_worker(rank, n, a, missing):
+    """Ranks 1-3 load over a group of their own: rank 1 (host a) holds the
+    checkpoint, ranks 2 and 3 (host b) lack it. Rank 0 only makes the group."""
+    import torch
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    os.environ["UFILE_HOST_ID"] = HOSTS[rank]
+    group = dist.new_group([1, 2, 3])
+    if rank == 0:
+        return None
+    with dc.recorded_reads() as reads:
+        out = us.load_checkpoint(a if rank == 1 else missing, group=group, shard=dc.SHARD_RULES,
+                                 max_device_bytes=SMALL)
+    return ({k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+             for k, t in out.items()}, sum(p.size for p in reads))
+
+
+def test_a_group_other_than_the_default_one_with_ranks_lacking_the_checkpoint(copies, tmp_path):
+    a, _, arrays = copies
+    res = dist_harness.run(_subgroup_lacking_worker, 4, (a, str(tmp_path / "none")),
+                           deadline=DEADLINE)
+    dims = dc.dims_of(arrays, dc.SHARD_RULES)
+    for rank in (1, 2, 3):
+        assert "ok" in res[rank], res[rank].get("trace", res[rank])
+        got, read = res[rank]["ok"]
+        for name in arrays:
+            assert got[name] == dc.expected(arrays, name, dims[name], rank - 1, 3).tobytes(), \
+                (rank, name)
+        assert (read > 0) == (rank == 1), (rank, read)

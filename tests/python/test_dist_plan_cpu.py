@@ -18,12 +18,13 @@ NP = plan_sim.NP
 _headers, _execute = plan_sim.headers, plan_sim.execute
 
 
-def _check(files, dims_rule, wanted_fn, ranks, chunk, slab=None):
+def _check(files, dims_rule, wanted_fn, ranks, chunk, slab=None, readers=None):
     headers, blobs = _headers(files)
     dims = split_dims(headers, dims_rule)
     names = [n for h in headers for n in h.tensors]
     wanted = [{x for x in names if wanted_fn(r, x)} for r in range(ranks)]
-    plan = make_plan(headers, dims, wanted, chunk, chunk if slab is None else slab)
+    plan = make_plan(headers, dims, wanted, chunk, chunk if slab is None else slab,
+                     readers=readers)
     out, reads = _execute(plan, headers, blobs)
     for fi, h in enumerate(headers):
         for name, info in h.tensors.items():
@@ -73,6 +74,21 @@ def test_subsets_and_ranks_that_need_nothing(ranks):
     assert all(len(plan.direct[r]) == 1 for r in range(ranks))  # own expert read directly
     _check(LLAMA_LIKE, TP, lambda r, n: r != ranks - 1, ranks, 8192)  # last rank: nothing
     _check(LLAMA_LIKE, TP, lambda r, n: (n.startswith("l0")) == (r % 2 == 0), ranks, 8192)
+
+
+@pytest.mark.parametrize("ranks,readers", [(2, (0,)), (4, (0, 1)), (4, (2, 3)), (5, (1, 3)),
+                                           (8, (0, 1, 2, 3))])
+@pytest.mark.parametrize("chunk,slab", [(4096, 64), (1 << 20, 1 << 20)])
+def test_ranks_whose_host_lacks_the_files_read_nothing(ranks, readers, chunk, slab):
+    """Only ``readers`` read (the simulator asserts it); the others receive
+    every part they want, each byte read once, reads balanced over readers."""
+    for rule in (None, TP):
+        plan = _check(LLAMA_LIKE, rule, lambda r, n: True, ranks, chunk, slab, readers)
+        got = [plan.read_bytes(r) for r in range(ranks)]
+        assert all(got[r] == 0 for r in range(ranks) if r not in readers), got
+        mine = [got[r] for r in readers]
+        assert max(mine) - min(mine) <= max(chunk, 1024), (rule, got)
+    _check(LLAMA_LIKE, TP, lambda r, n: r not in readers, ranks, 8192, readers=readers)
 
 
 def test_uneven_split_follows_tensor_split():

@@ -4,7 +4,8 @@ at least 2): the device memory the iterator holds beyond what its consumer
 keeps stays within max_device_bytes (the caching allocator's peak, the
 consumer dropping each tensor); a consumer raising at a yield makes every
 rank raise; the GPUs as two hosts (UFILE_HOST_ID), each with its own copy:
-every part right, each host reading each byte once."""
+every part right, each host reading each byte once; a host whose path does
+not exist receiving every byte from the other."""
 from __future__ import annotations
 
 import os
@@ -134,3 +135,26 @@ def test_two_hosts_each_read_each_byte_once(ckpt, tmp_path):
         for f, off, size in sorted(reads):
             assert seen.get(f, 0) <= off, f"host {host} read {f} at {off} twice"
             seen[f] = off + size
+
+
+def test_a_host_lacking_the_checkpoint_receives_it(ckpt, tmp_path):
+    """Host 1's path does not exist: host 0 reads each byte once (parts host 1
+    alone keeps from staging) and host 1's ranks read nothing."""
+    path, arrays = ckpt
+    res = dist_harness.run(_hosts_worker, RANKS, ((path, str(tmp_path / "not-staged")),),
+                           backend="nccl", deadline=DEADLINE)
+    dims = dc.dims_of(arrays, RULES)
+    seen: dict = {}
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        got, reads = r["ok"]
+        for name in arrays:
+            assert got[name] == dc.expected(arrays, name, dims[name], rank, RANKS).tobytes()
+        if rank * 2 // RANKS == 1:
+            assert reads == [], f"rank {rank} lacks the files but read {len(reads)} pieces"
+        for f, off, size in reads:
+            seen.setdefault(f, []).append((off, size))
+    for f, spans in seen.items():
+        spans.sort()
+        for (a, sa), (b, _) in zip(spans, spans[1:]):
+            assert a + sa <= b, f"{f} read at {b} twice"

@@ -246,7 +246,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
             order.extend(names)
         wanted = [from_bitmap(names, s["wanted"]) for s in states]
         ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
-                       total, depth, stream)
+                       total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups])
         try:
             yield from ex.run()
         except DistributedLoadError:
@@ -278,26 +278,42 @@ class _Reported(Exception):
 
 def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wanted: list,
               fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool,
-              wants: list | None = None) -> Executor:
+              wants: list | None = None, lacking: list | None = None) -> Executor:
     """The executor of this rank's plan: over its host's sub-group when the
     group is the default one and spans several hosts (each host reads each
     byte once; failures still agreed over the whole group), else over the
-    group. ``stream``: half of ``total`` bounds the outputs held, half is
-    staging. ``wants`` (load_into): every rank's parts, instead of ``dims``
-    and ``wanted``."""
+    group. A host whose ranks all lack the checkpoint (``lacking``, per rank)
+    joins the sub-group of the host that reads for it; only ranks that hold
+    the files read. ``stream``: half of ``total`` bounds the outputs held,
+    half is staging. ``wants`` (load_into): every rank's parts, instead of
+    ``dims`` and ``wanted``."""
     budget = total // 2 if stream else None
     staging = total - budget if stream else total
-    by_host = _dist_hosts.members(hosts)
-    if world and len(by_host) > 1:
-        groups = _dist_hosts.subgroups(g.dist, list(by_host.values()))
-        mine = by_host[hosts[g.rank]]
-        local = _Group(groups[list(by_host).index(hosts[g.rank])], device)
-        chunk, slab = split_staging(staging, depth, len(mine))
+    lacking = lacking or [False] * g.size
+    units = _dist_hosts.reading_units(hosts, lacking) if world else [list(range(g.size))]
+    if len(units) > 1:
+        groups = _dist_hosts.subgroups(g.dist, units)
+        i = next(i for i, u in enumerate(units) if g.rank in u)
+        mine = units[i]
         if wants is None:
             wants = wants_from_dims(headers, dims, wanted)   # parts of the whole group
-        plan = make_plan(headers, dims, [], chunk, slab, wants=[wants[r] for r in mine])
-        return Executor(plan, headers, local, fw, device, opts, depth, agree=g,
-                        budget=budget)
-    chunk, slab = split_staging(staging, depth, g.size)
-    plan = make_plan(headers, dims, wanted, chunk, slab, wants=wants)
+        plan = _plan(headers, dims, [], staging, depth, [wants[r] for r in mine],
+                     [lacking[r] for r in mine])
+        return Executor(plan, headers, _Group(groups[i], device), fw, device, opts, depth,
+                        agree=g, budget=budget)
+    plan = _plan(headers, dims, wanted, staging, depth, wants, lacking)
     return Executor(plan, headers, g, fw, device, opts, depth, budget=budget)
+
+
+def _plan(headers: list, dims: dict, wanted: list, staging: int, depth: int,
+          wants: list | None, lacking: list) -> Any:
+    """The plan over ranks of which ``lacking`` ones read nothing: their
+    bytes come from ranks that read them into a ring of ``depth`` staging
+    chunks, carved out of the broadcast chunk's share of ``staging``."""
+    ranks = len(lacking)
+    chunk, slab = split_staging(staging, depth, ranks)
+    readers = None
+    if any(lacking) and not all(lacking):
+        readers = [r for r in range(ranks) if not lacking[r]]
+        chunk //= 1 + depth
+    return make_plan(headers, dims, wanted, chunk, slab, wants=wants, readers=readers)

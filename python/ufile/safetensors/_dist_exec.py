@@ -91,6 +91,11 @@ class Executor(Agreement):
         self.scratch_ring: list = []        # CPU: [buffer, last work to receive into it]
         self.scratch_taken: int | None = None
         self.scratch_next = 0
+        # Broadcasts this rank reads for ranks of a host that lacks the files
+        # (it keeps none of the bytes): a ring of staging buffers, each
+        # [buffer, op that last used it, its fence (CUDA event, or CPU work)].
+        self.root_ring: list = []
+        self.root_of: dict = {}             # op index -> ring index
         self.side: Any = None
         self.status_stream: Any = None
         self.works: collections.deque = collections.deque()   # (op index, work)
@@ -134,6 +139,9 @@ class Executor(Agreement):
                 else:
                     self.scratch_ring = [[self.fw.bytes_buffer(size, self.device), None]
                                          for _ in range(SCRATCH_RING)]
+            if self.plan.staged_roots(self.rank):
+                self.root_ring = [[self.fw.bytes_buffer(self.plan.chunk, self.device), -1, None]
+                                  for _ in range(self.depth)]
             a2a = [op for op in ops if isinstance(op, AllToAll)]
             if a2a:
                 send = max(_dist_inner.send_bytes(op, self.rank, self.cuda) for op in a2a)
@@ -307,10 +315,22 @@ class Executor(Agreement):
 
     def _can_prepare(self, p: int, t: int) -> bool:
         """An all-to-all's staging slot is free once the op that used it last
-        was issued (its packing then holds the slot's event)."""
-        if not isinstance(self.plan.ops[p], AllToAll):
-            return True
-        return self.slot_user[self._slot(p)] < t
+        was issued (its packing then holds the slot's event); so is a staged
+        broadcast's buffer (the broadcast then holds its fence)."""
+        op = self.plan.ops[p]
+        if isinstance(op, AllToAll):
+            return self.slot_user[self._slot(p)] < t
+        if self._staged(op):
+            return self.root_ring[self._root_slot(p)][1] < t
+        return True
+
+    def _staged(self, op: Any) -> bool:
+        return isinstance(op, Broadcast) and op.root == self.rank and self.rank not in op.ranks
+
+    def _root_slot(self, p: int) -> int:
+        if p not in self.root_of:
+            self.root_of[p] = len(self.root_of) % len(self.root_ring)
+        return self.root_of[p]
 
     def _slot(self, p: int) -> int:
         if p not in self.slot_of:
@@ -320,6 +340,19 @@ class Executor(Agreement):
     def _prepare(self, p: int) -> None:
         op = self.plan.ops[p]
         try:
+            if self._staged(op):
+                entry = self.root_ring[self._root_slot(p)]
+                entry[1] = p
+                if entry[2] is not None:   # the broadcast that last sent from it is done
+                    if self.cuda:
+                        entry[2].synchronize()
+                    else:
+                        entry[2].wait()
+                    entry[2] = None
+                if not self.failed:
+                    self._read(p, op.read, self.fw.ptr(entry[0]),
+                               f"tensor {op.name!r} (for ranks {list(op.ranks)})")
+                return
             if isinstance(op, Broadcast):
                 if op.root == self.rank and not self.failed:
                     dest = self.fw.ptr(self._tensor(op.name)) + op.lo
@@ -359,7 +392,7 @@ class Executor(Agreement):
         self.issued = t + 1
         with self._on_side():
             if isinstance(op, Broadcast):
-                work = self._broadcast(op)
+                work = self._broadcast(t, op)
             else:
                 work = self._all_to_all(t, op)
         self.works.append((t, work))
@@ -385,7 +418,19 @@ class Executor(Agreement):
         self.scratch_taken = i
         return buf[:n]
 
-    def _broadcast(self, op: Broadcast) -> Any:
+    def _broadcast(self, t: int, op: Broadcast) -> Any:
+        if self._staged(op):
+            entry = self.root_ring[self.root_of[t]]
+            work = self.g.dist.broadcast(entry[0][:op.hi - op.lo], self.g.global_rank(op.root),
+                                         group=self.g.group, async_op=True)
+            if self.cuda:   # the fence, on a stream that holds nothing else up
+                with self.torch.cuda.stream(self.status_stream):
+                    work.wait()
+                    entry[2] = self.torch.cuda.Event()
+                    entry[2].record()
+            else:
+                entry[2] = work
+            return work
         if self.rank in op.ranks and not self.failed:
             try:
                 lo = op.offset(self.rank)

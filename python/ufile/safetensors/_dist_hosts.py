@@ -9,6 +9,10 @@ the same copy of the checkpoint, and the identity of the bytes each copy holds.
   under a per-host path, or a shared filesystem seen from that host): one of
   them (its first rank) reads the headers and samples the files; the others
   receive what it found over the copy's own sub-group.
+- A copy *lacks* the checkpoint when its path does not exist on its host (a
+  node-local copy not staged there): a copy that holds it reads for it (the
+  lacking copies go round robin to the holding ones, in first-rank order),
+  its headers and its bytes; a copy with only some files missing is an error.
 - A file's identity is its size and a SHA-256 over its header and
   ``SAMPLE_BLOCKS`` blocks of its data spread evenly over it: copies that
   differ there (another revision of the same architecture) are found before
@@ -69,6 +73,27 @@ def members(keys: list) -> dict:
     for r, k in enumerate(keys):
         out.setdefault(k, []).append(r)
     return out
+
+
+def lacks(source: str | None) -> bool:
+    """Whether this rank's copy of the checkpoint is missing on its host."""
+    return source is not None and not os.path.exists(source)
+
+
+def reading_units(keys: list, lacking: list) -> list:
+    """Rank lists in first-rank order: each unit of ranks sharing a key that
+    holds the files (a rank of it does not lack them), with the units that
+    lack them (every rank lacks) it reads for, round robin. One unit of all
+    ranks when none holds (the load fails on reading the headers)."""
+    units = members(keys)
+    short = [k for k, rs in units.items() if all(lacking[r] for r in rs)]
+    holders = [k for k in units if k not in short]
+    if not holders:
+        return [sorted(range(len(keys)))]
+    out = {k: list(units[k]) for k in holders}
+    for i, k in enumerate(short):
+        out[holders[i % len(holders)]] += units[k]
+    return [sorted(rs) for rs in out.values()]
 
 
 def subgroups(dist: Any, rank_sets: list) -> list:

@@ -69,7 +69,9 @@ class Read:
 class Broadcast:
     """Bytes [lo, hi) of part ``name`` of the root: ``root`` reads them into
     its part (``read``) and broadcasts them; ``ranks`` keep them, each at
-    ``at[i]`` in its part (empty tuple: at ``lo``, as the root)."""
+    ``at[i]`` in its part (empty tuple: at ``lo``, as the root). A root that
+    keeps none of them (its host reads for a host that lacks the files)
+    reads into staging (``read.dest`` "")."""
     name: str
     lo: int
     hi: int
@@ -142,9 +144,18 @@ class Plan:
     parts: list                    # per rank: {part key: Part}, checkpoint order
     direct: list                   # per rank: list[Read], file order
     ops: list = field(default_factory=list)   # Broadcast | AllToAll, issue order
+    readers: tuple | None = None   # ranks that may read (None: all)
     chunk: int = 0                 # largest broadcast chunk (bytes)
     slab: int = 0                  # largest all-to-all staging of one rank (bytes)
     recv: int = 0                  # largest receive of one op into scratch (bytes)
+
+    def may_read(self, rank: int) -> bool:
+        return self.readers is None or rank in self.readers
+
+    def staged_roots(self, rank: int) -> bool:
+        """Whether ``rank`` broadcasts bytes it keeps none of (from staging)."""
+        return any(isinstance(op, Broadcast) and op.root == rank and rank not in op.ranks
+                   for op in self.ops)
 
     def read_bytes(self, rank: int) -> int:
         """Bytes ``rank`` reads from files (direct and for collectives)."""
@@ -197,21 +208,24 @@ def wants_from_dims(headers: list[Header], dims: dict, wanted: list) -> list:
 
 
 def make_plan(headers: list[Header], dims: dict, wanted: list, chunk: int, slab: int,
-              wants: list | None = None) -> Plan:
+              wants: list | None = None, readers: tuple | None = None) -> Plan:
     """``dims``: tensor name -> how it is split (box_for; agreed by all ranks);
     ``wanted``: per rank, the set of names it selected; or, instead of both,
     ``wants``: per rank, {part key: Want}. ``chunk``: the largest broadcast (and
     all-to-all receive) in bytes; ``slab``: the most bytes one rank stages for
     one all-to-all (a single outer row larger than that is staged whole).
     Raises SafetensorError for a Want naming no tensor of the checkpoint or a
-    box the tensor does not have."""
+    box the tensor does not have. ``readers``: the ranks that may read the
+    files (those of hosts that hold them; None: every rank): the others
+    receive every byte they want from one of them."""
     checked = wants is None   # the rules' boxes fit by construction
     if wants is None:
         wants = wants_from_dims(headers, dims, wanted)
     ranks = len(wants)
     chunk = max(ALIGN, chunk // ALIGN * ALIGN)
     plan = Plan(ranks, [h.path for h in headers], [{} for _ in range(ranks)],
-                [[] for _ in range(ranks)])
+                [[] for _ in range(ranks)],
+                readers=None if readers is None else tuple(sorted(readers)))
     by_name = _by_name(headers, wants, checked)
     load = [0] * ranks        # bytes each rank reads so far: roots go to the least loaded
     for fi, h in enumerate(headers):
@@ -299,7 +313,7 @@ def _plan_ranges(plan: Plan, t: _Tensor, chunk: int, load: list) -> None:
             r, key, _ = t.wants[i]
             groups.setdefault(key, []).append((r, lo - t.ranges[i][0]))
         for key, keepers in groups.items():
-            if len(keepers) == 1:
+            if len(keepers) == 1 and plan.may_read(keepers[0][0]):
                 r, at = keepers[0]
                 plan.direct[r].append(Read(t.fi, t.off + lo, hi - lo, key, at))
                 load[r] += hi - lo
@@ -315,13 +329,17 @@ def _plan_broadcasts(plan: Plan, t: _Tensor, key: str, lo: int, end: int, keeper
     while lo < end:
         # Cut at a multiple of ``chunk`` in the file, so inner cuts stay aligned.
         hi = min(end, ((t.off + lo) // chunk + 1) * chunk - t.off)
-        root = min(ranks, key=lambda r: (load[r], r))
+        able = [r for r in ranks if plan.may_read(r)] or list(plan.readers)
+        root = min(able, key=lambda r: (load[r], r))
         load[root] += hi - lo
         at = tuple(a + lo - first for _, a in keepers)
-        plo = at[ranks.index(root)]
-        same = all(a == plo for a in at)
-        plan.ops.append(Broadcast(key, plo, plo + hi - lo, root, ranks,
-                                  Read(t.fi, t.off + lo, hi - lo, key, plo),
+        if root in ranks:
+            plo = at[ranks.index(root)]
+            same = all(a == plo for a in at)
+            read = Read(t.fi, t.off + lo, hi - lo, key, plo)
+        else:   # into the root's staging; the keepers' offsets are explicit
+            plo, same, read = at[0], False, Read(t.fi, t.off + lo, hi - lo, "", 0)
+        plan.ops.append(Broadcast(key, plo, plo + hi - lo, root, ranks, read,
                                   () if same else at))
         plan.chunk = max(plan.chunk, hi - lo)
         lo = hi
@@ -347,12 +365,13 @@ def _plan_all_to_all(plan: Plan, t: _Tensor, chunk: int, slab: int, load: list) 
         want[r], cols[r] = rows
     widest = max(c[1] for c in cols)
     per_rank = max(1, slab // block)                    # rows one rank stages
-    per_op = max(1, min(per_rank * ranks, chunk // widest))
+    readers = ranks if plan.readers is None else len(plan.readers)
+    per_op = max(1, min(per_rank * readers, chunk // widest))
     for u0, u1 in _union([w for w, c in zip(want, cols) if c[1]]):
         o0 = u0
         while o0 < u1:
             o1 = min(u1, o0 + per_op)
-            rows = _share_rows(o1 - o0, load, block)
+            rows = _share_rows(o1 - o0, load, block, plan.readers)
             first, reads = o0, []
             for j, (_, count) in enumerate(rows):
                 rows[j] = (first, count)
@@ -377,13 +396,15 @@ def _union(spans: list) -> list:
     return out
 
 
-def _share_rows(count: int, load: list, block: int) -> list:
+def _share_rows(count: int, load: list, block: int, readers: tuple | None = None) -> list:
     """Rows of one all-to-all per rank (in rank order, as its output is laid
-    out): equal shares, the extra rows to the least loaded ranks."""
-    ranks = len(load)
-    base, extra = divmod(count, ranks)
-    favoured = set(sorted(range(ranks), key=lambda r: (load[r], r))[:extra])
-    rows = [(0, base + (1 if r in favoured else 0)) for r in range(ranks)]
+    out): equal shares among the ranks that may read, the extra rows to the
+    least loaded of them."""
+    able = list(range(len(load))) if readers is None else list(readers)
+    base, extra = divmod(count, len(able))
+    favoured = set(sorted(able, key=lambda r: (load[r], r))[:extra])
+    rows = [(0, base + (1 if r in favoured else 0)) if r in able else (0, 0)
+            for r in range(len(load))]
     for r, (_, c) in enumerate(rows):
         load[r] += c * block
     return rows

@@ -51,6 +51,7 @@ def setup_state(g: Any, fw: Any, device: str | None, raw_opts: Any, error: str |
         host, named = _dist_hosts.host_id()
         return {"error": None, "host": host, "host_named": named,
                 "copy": _dist_hosts.copy_key(host, source) if source else None,
+                "lacks": _dist_hosts.lacks(source),
                 "framework": fw.name, "device": device.split(":")[0],
                 "mode": "iter_checkpoint" if stream else "load_checkpoint", "staging": sizes_of(opts),
                 "direct": opts.direct, "request_bytes": opts.request_bytes,
@@ -85,23 +86,34 @@ def read_local(headers_fn: Callable[[], list]) -> tuple:
 def shared_headers(g: Any, states: list, headers_fn: Callable[[], list], world: bool
                    ) -> tuple:
     """(headers, identities, error) for this rank: read by the first rank of
-    its copy and broadcast over the copy's sub-group, or read here when the
-    load's group is not the default group (sub-groups cannot be made then) or
-    the rank is alone in its copy."""
+    its copy that holds the files and broadcast over the copy's sub-group
+    (with the copies that lack the checkpoint it reads for, _dist_hosts), or
+    read here when the rank is alone in its copy. When the load's group is
+    not the default group (sub-groups cannot be made then) each rank reads
+    them itself, but ranks that lack the checkpoint receive them from the
+    first that holds it, over the group."""
     keys = [s["copy"] for s in states]
-    copies = _dist_hosts.members(keys) if world and None not in keys else {}
-    shared = [ranks for ranks in copies.values() if len(ranks) > 1]
-    if not shared:
+    lacking = [bool(s.get("lacks")) for s in states]
+    if not world or None in keys:
+        if not any(lacking) or all(lacking):
+            return read_local(headers_fn)
+        return _sent(g, lacking.index(False), g.group, headers_fn)
+    shared = [u for u in _dist_hosts.reading_units(keys, lacking) if len(u) > 1]
+    groups = _dist_hosts.subgroups(g.dist, shared)   # on every process, in the same order
+    mine = next((u for u in shared if g.rank in u), None)
+    if mine is None:
         return read_local(headers_fn)
-    groups = _dist_hosts.subgroups(g.dist, shared)
-    mine = copies[keys[g.rank]]
-    if len(mine) == 1:
-        return read_local(headers_fn)
-    payload = [pack(read_local(headers_fn)) if g.rank == mine[0] else None]
-    g.dist.broadcast_object_list(payload, src=mine[0], group=groups[shared.index(mine)])
+    reader = next((r for r in mine if not lacking[r]), mine[0])
+    return _sent(g, reader, groups[shared.index(mine)], headers_fn)
+
+
+def _sent(g: Any, reader: int, group: Any, headers_fn: Callable[[], list]) -> tuple:
+    """What ``reader`` (a rank of g) read, broadcast over ``group``."""
+    payload = [pack(read_local(headers_fn)) if g.rank == reader else None]
+    g.dist.broadcast_object_list(payload, src=g.global_rank(reader), group=group)
     headers, idents, error = unpack(payload[0])
-    if error and g.rank != mine[0]:   # named once, on the rank that read them
-        error = f"its copy's headers, read by rank {mine[0]}, failed"
+    if error and g.rank != reader:   # named once, on the rank that read them
+        error = f"its copy's headers, read by rank {reader}, failed"
     return headers, idents, error
 
 

@@ -123,7 +123,7 @@ def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
     wants = [_decode(names, s["wants"], shapes) for s in states]
     total, depth = _dist.staging_sizes(opts)
     ex = _dist._executor(g, hosts, world, headers, {}, [], fw, device, opts, total, depth,
-                         False, wants=wants)
+                         False, wants=wants, lacking=[bool(s.get("lacks")) for s in setups])
     return headers, dests, ex
 
 
