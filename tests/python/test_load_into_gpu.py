@@ -128,6 +128,7 @@ def test_a_transformers_model_filled_in_place_from_its_tp_plan(root):
         assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
         got = r["ok"]
         print(f"rank {rank}: {got['dtensors']} DTensor parameters, extra peak {got['peak']} B "
-              f"for {got['own']} B of its own weights")
+              f"for {got['own']} B of its own weights; left off the GPU by transformers: "
+              f"{got['left_off_gpu']}")
         assert got["equal"] and got["moved"] == [] and got["missing"] == [], (rank, got)
         assert got["peak"] <= tp_plan_cases.BOUND + (2 << 20) < got["own"], (rank, got)

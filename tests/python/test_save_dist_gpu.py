@@ -2,7 +2,9 @@
 """The collective save over NCCL, one process per GPU (UFILE_TEST_RANKS,
 default every GPU; 2 and 4 on the GPU machines): replicas and tensor-parallel
 parts held in GPU memory give, byte for byte, the checkpoint one process saves
-from the full tensors; a failing write on one rank raises on every rank."""
+from the full tensors (each gathered tensor joined late on its stream, so a
+write that does not wait for it is caught); a failing write on one rank raises
+on every rank."""
 from __future__ import annotations
 
 import os
@@ -17,7 +19,11 @@ from ufile.safetensors import save_checkpoint
 
 def _worker(rank: int, n: int, root: str, scenarios: list) -> dict:
     import torch as t
+    from ufile.safetensors import _save_dist
     real_holding = cases.holding
+    # Each gathered tensor is joined ~25 ms late on the stream: a write that
+    # did not wait for the joined bytes would write stale ones, every time.
+    _save_dist.after_gather = lambda: t.cuda._sleep(50_000_000)
 
     def on_gpu(kind, r, size):
         sd, rules = real_holding(kind, r, size)

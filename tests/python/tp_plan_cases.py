@@ -57,8 +57,16 @@ def tp_plan_worker(rank: int, n: int, path: str) -> dict:
 
     def local(t):
         return t.to_local() if hasattr(t, "to_local") else t
-    ids = (torch.arange(16, device="cuda").reshape(1, 16) * 7) % 4096
+    # What torchrun would set: transformers' tensor-parallel set-up reads them.
+    os.environ.update(LOCAL_RANK=str(rank), RANK=str(rank), WORLD_SIZE=str(n),
+                      LOCAL_WORLD_SIZE=str(n))
+    device = torch.device("cuda", torch.cuda.current_device())
+    ids = (torch.arange(16, device=device).reshape(1, 16) * 7) % 4096
     model = LlamaForCausalLM.from_pretrained(path, tp_plan="auto", dtype=torch.float32).eval()
+    left = [k for k, t in list(model.named_parameters()) + list(model.named_buffers())
+            if local(t).device != device]
+    if left:   # what transformers left elsewhere: moved before anything is measured
+        model.to(device)
     with torch.no_grad():
         ref = model(ids).logits.float()
         params = {k: p.data for k, p in model.named_parameters()}
@@ -80,4 +88,5 @@ def tp_plan_worker(rank: int, n: int, path: str) -> dict:
                                                             ref.view(torch.int32)),
             "moved": [k for k, p in params.items() if local(p).data_ptr() != pointers[k]],
             "missing": sorted(set(params) - set(loaded)), "peak": peak, "own": own,
-            "dtensors": sum(hasattr(p, "to_local") for p in params.values())}
+            "dtensors": sum(hasattr(p, "to_local") for p in params.values()),
+            "left_off_gpu": left[:8]}

@@ -184,6 +184,9 @@ def _create(directory: str, plan: SavePlan, opts: WriteOptions) -> dict[str, str
 
 
 GATHER_BUDGET = 1 << 30  # gathered bytes a writer holds while their writes are in flight
+# Test seam: run on the CUDA stream between a gather and the joining of its
+# pieces (a delay there shows that the write waits for the joined bytes).
+after_gather: Any = None
 
 
 def _chunks(what: str, src: Any, offset: int, size: int, request: int) -> list[tuple]:
@@ -209,9 +212,28 @@ def _gather_one(t: Any, rank: int, group: Any, state_dict: dict) -> Any:
     dist.gather(mine, bufs, dst=dst, group=group)
     if rank != t.writer:
         return None
+    if after_gather is not None and dev.type == "cuda":
+        after_gather()
     pieces = [b[:outer * size * t.row_bytes()].view(outer, size * t.row_bytes())
               for b, (_, size) in zip(bufs, t.parts)]
     return torch.cat(pieces, dim=1).reshape(-1)
+
+
+def _ready_event(full: Any) -> Any:
+    """An event behind the joining of a gathered tensor on its CUDA stream
+    (ufile reads device memory outside any stream), or None on the CPU."""
+    if not getattr(full, "is_cuda", False):
+        return None
+    import torch
+    ev = torch.cuda.Event()
+    ev.record()
+    return ev
+
+
+def _write_joined(ready: Any, f: Any, final: str, chunks: list, opts: WriteOptions) -> None:
+    if ready is not None:
+        ready.synchronize()
+    write_pieces(f, final, chunks, opts)
 
 
 def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, directory: str,
@@ -259,8 +281,9 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
                 continue
             final = os.path.join(directory, t.file)
             what = f"writing tensor {t.name!r} (gathered)"
-            pending.append((writer.submit(write_pieces, files[t.file], final, _chunks(
-                what, full, t.offset, t.nbytes, opts.request_bytes), opts), t.nbytes))
+            pending.append((writer.submit(_write_joined, _ready_event(full), files[t.file], final,
+                                          _chunks(what, full, t.offset, t.nbytes,
+                                                  opts.request_bytes), opts), t.nbytes))
             held += t.nbytes
             while held > GATHER_BUDGET and pending:
                 error = _reap(pending.popleft()[0]) or error
