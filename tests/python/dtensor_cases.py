@@ -15,11 +15,16 @@ def _placement(mod, spec):
 
 
 def _reference(path: str) -> dict:
+    """On this process's GPU: the package reads "cuda" as device 0, which
+    would put every rank's tensors there (NCCL then refuses two ranks on one
+    device)."""
+    import torch
     from safetensors.torch import load_file
+    device = f"cuda:{torch.cuda.current_device()}"
     out = {}
     for f in sorted(os.listdir(path)):
         if f.endswith(".safetensors"):
-            out.update(load_file(os.path.join(path, f), device="cuda"))
+            out.update(load_file(os.path.join(path, f), device=device))
     return out
 
 
