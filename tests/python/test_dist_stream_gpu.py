@@ -86,6 +86,7 @@ def test_held_memory_within_max_device_bytes(ckpt):
         assert sorted(got) == sorted(arrays)
         for name, raw in got.items():
             assert raw == dc.expected(arrays, name, dims[name], rank, RANKS).tobytes(), name
+        print(f"rank {rank}: peak {peak} of {BOUND} bytes (+8 MiB for the consumer's tensor)")
         assert peak <= BOUND + 8 * MIB, (rank, peak)   # the tensor the consumer holds
 
 
