@@ -132,7 +132,7 @@ class Executor(Agreement):
         torch = self.torch
         try:
             ops = self.plan.ops
-            if any(isinstance(op, Broadcast) for op in ops) or self.plan.recv:
+            if ops:   # what this rank receives and does not keep (a failed rank: anything)
                 size = max(self.plan.chunk, self.plan.recv)
                 if self.cuda:
                     self.scratch = self.fw.bytes_buffer(size, self.device)
