@@ -36,6 +36,7 @@ LLAMA_TP = {r"(q_proj|k_proj|v_proj|gate_proj|up_proj)\.weight$": 0,
             r"lm_head\.weight$": 0}
 ROWS = ("safetensors", "ufile", "collective", "share", "proto", "gather", "raw", "nccl",
         "into", "dcp", "dcp_torch", "mesh")
+MODE_ONLY = {"replicas": {"dcp", "dcp_torch"}, "tp": {"mesh"}}   # rows of one mode
 
 
 def main() -> int:
@@ -44,7 +45,7 @@ def main() -> int:
     p.add_argument("--size", default="full")
     p.add_argument("--ranks", type=int, default=0)
     p.add_argument("--mode", choices=("replicas", "tp"), default="replicas")
-    p.add_argument("--rows", default=",".join(ROWS))
+    p.add_argument("--rows", help="comma-separated rows (default: every row of the mode)")
     p.add_argument("--cold", action="store_true", help="also the cold-cache rows")
     p.add_argument("--cold-rows", default="raw,collective,rawbuf,share")
     p.add_argument("--cold-passes", type=int, default=2)
@@ -74,6 +75,9 @@ def orchestrate(args) -> int:
         info = make_checkpoint.write(args.dir, args.size,
                                      shards=make_checkpoint.SHARDS.get(args.size, 4))
         emit(args, {"wrote": info, "s": round(time.perf_counter() - t0, 1)})
+    if args.rows is None:
+        other = MODE_ONLY["tp" if args.mode == "replicas" else "replicas"]
+        args.rows = ",".join(r for r in ROWS if r not in other)
     wanted = [r for r in args.rows.split(",") if r]
     order = ["safetensors"] + [r for r in wanted if r != "safetensors"]  # reference first
     if args.ref:   # the reference checksums of an earlier run of the same ranks and mode
