@@ -238,7 +238,8 @@ def test_a_host_lacking_the_checkpoint_gets_it_from_a_host_that_holds_it(
             assert reads == [] and headers == 0, (rank, len(reads), headers)
         else:
             assert all(p.startswith(paths[rank] + os.sep) for p, _, _ in reads), rank
-        assert sent == (0 if len(units) > 1 else sent), rank
+        if len(units) > 1:   # each unit loads within its own sub-group
+            assert sent == 0, f"rank {rank} sent tensor bytes over the whole group"
     for unit in units:
         spans = _covered([x for r in unit for x in res[r]["ok"][1]])
         total = sum(s for v in spans.values() for _, s in v)
