@@ -3,8 +3,9 @@
 CUDA tensors that exist, byte-equal to ``safetensors.torch.load_file``'s and
 without new tensors (the bytes land in the targets); fused, padded and cast
 targets on one GPU; the tensor-parallel load over NCCL on 2 GPUs, each byte
-read once across the group, and a bad target on one rank making every rank
-raise."""
+read once across the group, a bad target on one rank making every rank
+raise, a rank with no targets taking part; a transformers model laid out from
+its tp_plan filled in place (logits equal to transformers' own load)."""
 from __future__ import annotations
 
 import os
