@@ -36,8 +36,21 @@ def _host_worker(rank, n, paths, rules, options):
     import torch
     import torch.distributed as dist
     import ufile.safetensors as us
-    from ufile.safetensors import _engine
     os.environ["UFILE_HOST_ID"] = HOSTS[rank]
+    reads, headers, sent = _count_reads_and_data(dist)
+    path = paths[0] if HOSTS[rank] == "node-a" else paths[1]
+    load = us.iter_checkpoint if options.pop("iterate", False) else us.load_checkpoint
+    out = dict(load(path, group=dist.group.WORLD, shard=rules, **options))
+    got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+           for k, t in out.items()}
+    return got, reads, headers[0], sent[0]
+
+
+def _count_reads_and_data(dist):
+    """Every (file, offset, size) read, the headers read and the collectives
+    issued on the whole group, counted from now on in this process."""
+    import ufile.safetensors as us
+    from ufile.safetensors import _engine
     reads, headers = [], [0]
     real_read, real_header = _engine._read, us.read_header
 
@@ -49,13 +62,7 @@ def _host_worker(rank, n, paths, rules, options):
         headers[0] += 1
         return real_header(path)
     _engine._read, us.read_header = counting, header
-    sent = _count_world_data(dist)
-    path = paths[0] if HOSTS[rank] == "node-a" else paths[1]
-    load = us.iter_checkpoint if options.pop("iterate", False) else us.load_checkpoint
-    out = dict(load(path, group=dist.group.WORLD, shard=rules, **options))
-    got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
-           for k, t in out.items()}
-    return got, reads, headers[0], sent[0]
+    return reads, headers, _count_world_data(dist)
 
 
 def _count_world_data(dist):
@@ -189,20 +196,8 @@ def _lacking_worker(rank, n, paths, hosts, rules, iterate):
     import torch
     import torch.distributed as dist
     import ufile.safetensors as us
-    from ufile.safetensors import _engine
     os.environ["UFILE_HOST_ID"] = hosts[rank]
-    reads, headers = [], [0]
-    real_read, real_header = _engine._read, us.read_header
-
-    def counting(piece):
-        reads.append((piece.file.path, piece.file_offset, piece.size))
-        return real_read(piece)
-
-    def header(path):
-        headers[0] += 1
-        return real_header(path)
-    _engine._read, us.read_header = counting, header
-    sent = _count_world_data(dist)
+    reads, headers, sent = _count_reads_and_data(dist)
     load = us.iter_checkpoint if iterate else us.load_checkpoint
     out = dict(load(paths[rank], group=dist.group.WORLD, shard=rules, max_device_bytes=SMALL))
     got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
