@@ -65,6 +65,24 @@ SHARD_RULES = {r"\.q\.weight$": 0, r"\.o\.weight$": 1, r"^embed": 0, r"^cube$": 
                r"^big$": -1, r"lm_head": 0}
 
 
+def write_three_kinds(dirname: str, shape: tuple, seed: int) -> dict:
+    """48 random int32 tensors of ``shape`` in 3 files, named ``whole.F.I``,
+    ``col.F.I`` and ``row.F.I`` in turn (for rules that keep, split along
+    dimension 0, split along dimension 1); returns {name: array}."""
+    rng = np.random.default_rng(seed)
+    arrays = {}
+    for f in range(3):
+        entries = []
+        for i in range(16):
+            name = f"{('whole', 'col', 'row')[i % 3]}.{f}.{i}"
+            a = rng.integers(0, 1 << 30, shape, dtype=np.int32)
+            arrays[name] = a
+            entries.append((name, "I32", a.shape, a.tobytes()))
+        st_writer.write(os.path.join(dirname, f"model-{f + 1:05d}-of-00003.safetensors"),
+                        entries, {"format": "pt"})
+    return arrays
+
+
 def expected(arrays: dict, name: str, dim, rank: int, ranks: int) -> np.ndarray:
     a = arrays[name]
     if dim is None:

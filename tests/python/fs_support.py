@@ -4,11 +4,14 @@ set (the filesystem whose O_DIRECT is under test), else pytest's tmp_path; and
 whether that filesystem takes O_DIRECT, probed without the code under test."""
 from __future__ import annotations
 
+import contextlib
 import errno
 import fcntl
 import os
 import pathlib
+import shutil
 import tempfile
+from typing import Iterator
 
 import pytest
 
@@ -20,6 +23,19 @@ def make_dir(fallback: pathlib.Path) -> pathlib.Path:
         return fallback
     os.makedirs(base, exist_ok=True)
     return pathlib.Path(tempfile.mkdtemp(prefix="py-", dir=base))
+
+
+@contextlib.contextmanager
+def module_dir(factory, name: str) -> Iterator[str]:
+    """A module fixture's directory (``factory``: pytest's tmp_path_factory):
+    make_dir's, removed afterwards when under $UFILE_TEST_TMPDIR."""
+    fallback = factory.mktemp(name)
+    d = make_dir(fallback)
+    try:
+        yield str(d)
+    finally:
+        if d != fallback:
+            shutil.rmtree(d, ignore_errors=True)
 
 
 def record_loader_files(monkeypatch) -> list:

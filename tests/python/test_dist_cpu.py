@@ -12,6 +12,7 @@ import pytest
 
 import dist_cases as dc
 import dist_harness
+from fs_support import module_dir
 
 DEADLINE = 120
 SMALL = 64 << 10  # max_device_bytes small enough for several chunks and staging slots
@@ -19,18 +20,9 @@ SMALL = 64 << 10  # max_device_bytes small enough for several chunks and staging
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    base = os.environ.get("UFILE_TEST_TMPDIR")
-    root = str(tmp_path_factory.mktemp("dist")) if not base else _mkdtemp(base)
-    path = os.path.join(root, "ckpt")
-    yield path, dc.write_checkpoint(path)
-    if base:
-        shutil.rmtree(root, ignore_errors=True)
-
-
-def _mkdtemp(base: str) -> str:
-    import tempfile
-    os.makedirs(base, exist_ok=True)
-    return tempfile.mkdtemp(dir=base, prefix="dist-")
+    with module_dir(tmp_path_factory, "dist") as root:
+        path = os.path.join(root, "ckpt")
+        yield path, dc.write_checkpoint(path)
 
 
 def _load_worker(rank, n, path, rules, select_kind, options, fault):

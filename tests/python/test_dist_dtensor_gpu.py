@@ -9,8 +9,6 @@ uneven convention, torch.chunk's), and every full tensor of a dtype NCCL moves
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import pytest
 import torch
@@ -18,20 +16,17 @@ import torch
 import dist_cases as dc
 import dist_harness
 import dtensor_cases
+from fs_support import module_dir
 
 if torch.cuda.device_count() < 2:  # run_pytest.py --gpus 2 skips first
     raise RuntimeError(f"needs 2 GPUs, torch sees {torch.cuda.device_count()}")
 
 
 @pytest.fixture(scope="module")
-def ckpt():
-    base = os.environ.get("UFILE_TEST_TMPDIR") or None
-    if base:
-        os.makedirs(base, exist_ok=True)
-    root = tempfile.mkdtemp(dir=base, prefix="dtensor-")
-    dc.write_checkpoint(os.path.join(root, "ckpt"))
-    yield os.path.join(root, "ckpt")
-    shutil.rmtree(root, ignore_errors=True)
+def ckpt(tmp_path_factory):
+    with module_dir(tmp_path_factory, "dtensor") as root:
+        dc.write_checkpoint(os.path.join(root, "ckpt"))
+        yield os.path.join(root, "ckpt")
 
 
 @pytest.mark.parametrize("mesh_shape,split_on", [((2,), 0), ((1, 2), 1), ((2, 1), 0)])

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import ctypes
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -22,6 +20,7 @@ import torch
 import dist_cases as dc
 import dist_harness
 import st_writer
+from fs_support import module_dir
 
 RANKS = int(os.environ.get("UFILE_TEST_RANKS", torch.cuda.device_count()))
 if torch.cuda.device_count() < max(2, RANKS):  # run_pytest.py --gpus 2 skips first
@@ -31,28 +30,23 @@ SMALL = 64 << 10   # many chunks and staging reuse even for the small checkpoint
 MIB = 1 << 20
 
 
-def _tmpdir(prefix: str) -> str:
-    base = os.environ.get("UFILE_TEST_TMPDIR") or None
-    if base:
-        os.makedirs(base, exist_ok=True)
-    return tempfile.mkdtemp(dir=base, prefix=prefix)
+@pytest.fixture(scope="module")
+def ckpt(tmp_path_factory):
+    with module_dir(tmp_path_factory, "distgpu") as root:
+        path = os.path.join(root, "ckpt")
+        dc.write_checkpoint(path)
+        yield path
 
 
 @pytest.fixture(scope="module")
-def ckpt():
-    root = _tmpdir("distgpu-")
-    path = os.path.join(root, "ckpt")
-    dc.write_checkpoint(path)
-    yield path
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture(scope="module")
-def big():
+def big(tmp_path_factory):
     """A replicated 600 MiB tensor and a 520 MiB row-parallel one, uneven over
     3 and 4 ranks: many broadcast chunks and all-to-alls at default options."""
-    root = _tmpdir("distgpu-big-")
-    path = os.path.join(root, "big.safetensors")
+    with module_dir(tmp_path_factory, "distgpu-big") as root:
+        yield _write_big(os.path.join(root, "big.safetensors"))
+
+
+def _write_big(path: str) -> str:
     rng = np.random.default_rng(5)
     entries = [("rep.weight", "U8", (600 * MIB,)), ("small.norm", "F32", (4099,)),
                ("down.weight", "BF16", (1030, 520 * MIB // 2 // 1030))]
@@ -61,8 +55,7 @@ def big():
         n = int(np.prod(shape)) * (4 if dtype == "F32" else 2 if dtype == "BF16" else 1)
         data.append((name, dtype, shape, rng.integers(0, 256, n, dtype=np.uint8).tobytes()))
     st_writer.write(path, data, {"format": "pt"}, align=8)
-    yield path
-    shutil.rmtree(root, ignore_errors=True)
+    return path
 
 
 BIG_RULES = {r"^down\.": 1}

@@ -8,8 +8,6 @@ raise on every rank."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -19,6 +17,7 @@ import dist_cases as dc
 import dist_harness
 import mesh_cases as mc
 import plan_sim
+from fs_support import module_dir
 from ufile.safetensors import _dist_box
 from ufile.safetensors._dist_mesh import MeshShard, layout
 from ufile.safetensors._dist_plan import Want, make_plan
@@ -142,15 +141,8 @@ def test_bad_meshes(mesh, match):
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    base = os.environ.get("UFILE_TEST_TMPDIR")
-    if base:
-        os.makedirs(base, exist_ok=True)
-        root = tempfile.mkdtemp(dir=base, prefix="mesh-")
-    else:
-        root = str(tmp_path_factory.mktemp("mesh"))
-    yield os.path.join(root, "ckpt"), dc.write_checkpoint(os.path.join(root, "ckpt"))
-    if base:
-        shutil.rmtree(root, ignore_errors=True)
+    with module_dir(tmp_path_factory, "mesh") as root:
+        yield os.path.join(root, "ckpt"), dc.write_checkpoint(os.path.join(root, "ckpt"))
 
 
 GLOO_PLACEMENTS = {r"\.q\.weight$": (None, 0), r"\.o\.weight$": (None, 1),

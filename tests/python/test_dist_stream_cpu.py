@@ -5,14 +5,10 @@ tensor), and a consumer that raises at a yield, or stops iterating on every
 rank, ends the load on every rank (each run has a deadline)."""
 from __future__ import annotations
 
-import os
-
-import numpy as np
 import pytest
 
 import dist_cases as dc
 import dist_harness
-import st_writer
 
 DEADLINE = 120
 BOUND = 128 << 10          # max_device_bytes of the bounded runs
@@ -23,19 +19,8 @@ RULES = {r"^col\.": 0, r"^row\.": 1}
 def stream_ckpt(tmp_path_factory):
     """48 tensors of 8 KiB (384 KiB, three times BOUND) in 3 files: whole,
     split along dimension 0, and along dimension 1."""
-    rng = np.random.default_rng(5)
     path = str(tmp_path_factory.mktemp("stream"))
-    arrays = {}
-    for f in range(3):
-        entries = []
-        for i in range(16):
-            name = f"{('whole', 'col', 'row')[i % 3]}.{f}.{i}"
-            a = rng.integers(0, 1 << 30, (64, 32), dtype=np.int32)
-            arrays[name] = a
-            entries.append((name, "I32", a.shape, a.tobytes()))
-        st_writer.write(os.path.join(path, f"model-{f + 1:05d}-of-00003.safetensors"), entries,
-                        {"format": "pt"})
-    return path, arrays
+    return path, dc.write_three_kinds(path, (64, 32), 5)
 
 
 def _live_bytes_worker(rank, n, path, bound):

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
-import numpy as np
 import pytest
 import torch
 
 import dist_cases as dc
 import dist_harness
-import st_writer
+from fs_support import module_dir
 
 RANKS = torch.cuda.device_count()
 if RANKS < 2:  # run_pytest.py --gpus 2 skips first
@@ -31,26 +29,11 @@ DEADLINE = 300
 
 
 @pytest.fixture(scope="module")
-def ckpt():
+def ckpt(tmp_path_factory):
     """48 tensors of 4 MiB (192 MiB, three times BOUND) in 3 files: whole,
     split along dimension 0 and along dimension 1."""
-    base = os.environ.get("UFILE_TEST_TMPDIR") or None
-    if base:
-        os.makedirs(base, exist_ok=True)
-    root = tempfile.mkdtemp(dir=base, prefix="diststream-")
-    rng = np.random.default_rng(7)
-    sums = {}
-    for f in range(3):
-        entries = []
-        for i in range(16):
-            name = f"{('whole', 'col', 'row')[i % 3]}.{f}.{i}"
-            a = rng.integers(0, 1 << 30, (1024, 1024), dtype=np.int32)
-            sums[name] = a
-            entries.append((name, "I32", a.shape, a.tobytes()))
-        st_writer.write(os.path.join(root, f"model-{f + 1:05d}-of-00003.safetensors"), entries,
-                        {"format": "pt"})
-    yield root, sums
-    shutil.rmtree(root, ignore_errors=True)
+    with module_dir(tmp_path_factory, "diststream") as root:
+        yield root, dc.write_three_kinds(root, (1024, 1024), 7)
 
 
 def _stream_worker(rank, n, path, raise_on):

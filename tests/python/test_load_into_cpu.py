@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ import torch
 import dist_cases as dc
 import dist_harness
 import load_into_cases as lc
+from fs_support import module_dir
 from ufile import safetensors as us
 from ufile.safetensors import DistributedLoadError, _frameworks
 
@@ -25,16 +25,9 @@ DEADLINE = 120
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    base = os.environ.get("UFILE_TEST_TMPDIR")
-    if base:
-        os.makedirs(base, exist_ok=True)
-        root = tempfile.mkdtemp(dir=base, prefix="into-")
-    else:
-        root = str(tmp_path_factory.mktemp("into"))
-    yield os.path.join(root, "llama"), lc.write(os.path.join(root, "llama")), \
-        os.path.join(root, "table"), dc.write_checkpoint(os.path.join(root, "table"))
-    if base:
-        shutil.rmtree(root, ignore_errors=True)
+    with module_dir(tmp_path_factory, "into") as root:
+        yield os.path.join(root, "llama"), lc.write(os.path.join(root, "llama")), \
+            os.path.join(root, "table"), dc.write_checkpoint(os.path.join(root, "table"))
 
 
 def _torch(a: np.ndarray) -> torch.Tensor:

@@ -9,14 +9,13 @@ its tp_plan filled in place (logits equal to transformers' own load)."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 
 import pytest
 import torch
 
 import dist_harness
 import load_into_cases as lc
+from fs_support import module_dir
 from ufile import safetensors as us
 from ufile.safetensors import _frameworks
 
@@ -25,13 +24,9 @@ if torch.cuda.device_count() < 2:  # run_pytest.py --gpus 2 skips first
 
 
 @pytest.fixture(scope="module")
-def root():
-    base = os.environ.get("UFILE_TEST_TMPDIR") or None
-    if base:
-        os.makedirs(base, exist_ok=True)
-    path = tempfile.mkdtemp(dir=base, prefix="intogpu-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+def root(tmp_path_factory):
+    with module_dir(tmp_path_factory, "intogpu") as path:
+        yield path
 
 
 @pytest.fixture(scope="module")

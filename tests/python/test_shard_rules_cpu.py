@@ -7,13 +7,12 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import tempfile
 
 import pytest
 
 import dist_cases as dc
 import dist_harness
+from fs_support import module_dir
 from ufile.safetensors import SafetensorError, shard_from_tp_plan
 from ufile.safetensors._dist_rules import split_dims
 from ufile.safetensors._format import read_header
@@ -23,17 +22,10 @@ DEADLINE = 120
 
 @pytest.fixture(scope="module")
 def ckpt(tmp_path_factory):
-    base = os.environ.get("UFILE_TEST_TMPDIR")
-    if base:
-        os.makedirs(base, exist_ok=True)
-        root = tempfile.mkdtemp(dir=base, prefix="rules-")
-    else:
-        root = str(tmp_path_factory.mktemp("rules"))
-    path = os.path.join(root, "ckpt")
-    dc.write_checkpoint(path)
-    yield path
-    if base:
-        shutil.rmtree(root, ignore_errors=True)
+    with module_dir(tmp_path_factory, "rules") as root:
+        path = os.path.join(root, "ckpt")
+        dc.write_checkpoint(path)
+        yield path
 
 
 def _headers(path: str) -> list:
