@@ -70,6 +70,8 @@ def orchestrate(args) -> int:
     import make_checkpoint
     import torch
     ranks = args.ranks or torch.cuda.device_count()
+    if args.trace:
+        os.makedirs(args.trace, exist_ok=True)
     if not os.path.exists(os.path.join(args.dir, "model.safetensors.index.json")):
         t0 = time.perf_counter()
         info = make_checkpoint.write(args.dir, args.size,
@@ -111,8 +113,12 @@ def launch(args, row: str, cache: str, ranks: int, refdir: str) -> dict:
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=1800)
     wall = time.perf_counter() - t0
     if done.returncode != 0 or not os.path.exists(out):
-        return {"row": row, "cache": cache, "ranks": ranks, "error":
-                (done.stderr or done.stdout)[-3000:]}
+        text = done.stderr or done.stdout
+        # the ranks' own errors first: torchrun's summary after them names none
+        causes = [line for line in text.splitlines()
+                  if "Error" in line and "torch/distributed/elastic" not in line]
+        return {"row": row, "cache": cache, "ranks": ranks,
+                "error": "\n".join(causes[-8:] + [text[-2000:]])}
     with open(out) as f:
         res = json.load(f)
     res["process_wall_s"] = round(wall, 1)

@@ -29,6 +29,16 @@ def _reference(path: str) -> dict:
     return out
 
 
+def _same_bytes(a, b) -> bool:
+    """Equal shapes and bytes (random float bytes hold NaNs, which
+    ``torch.equal`` calls unequal to themselves)."""
+    import torch
+    if a.shape != b.shape or a.dtype != b.dtype:
+        return False
+    return torch.equal(a.contiguous().reshape(-1).view(torch.uint8),
+                       b.contiguous().reshape(-1).view(torch.uint8))
+
+
 def _plan(name: str, rules: dict, ndim: int, mesh_ndim: int, split_on: int):
     import re
     spec = next((s for p, s in rules.items() if re.search(p, name)), None)
@@ -87,8 +97,8 @@ def dtensor_worker(rank: int, n: int, path: str, mesh_shape: tuple, split_on: in
         # a collective: on every rank, for every name of a dtype NCCL moves
         whole = d.full_tensor() if full.dtype in movable else None
         a, b = d.to_local(), local_of(full, pl)
-        if a.shape != b.shape or not torch.equal(a, b):
+        if not _same_bytes(a, b):
             bad.append(f"{name}: local {tuple(a.shape)} differs from {tuple(b.shape)}")
-        elif whole is not None and not torch.equal(whole, full):
+        elif whole is not None and not _same_bytes(whole, full):
             bad.append(f"{name}: full tensor differs")
     return bad

@@ -475,6 +475,7 @@ class Executor(Agreement):
         if not path or self.trace is None:
             return
         _loads += 1
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(f"{path}.rank{self.rank}.{_loads}.json", "w") as f:
             json.dump(self.trace, f)
 
