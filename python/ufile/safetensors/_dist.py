@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
+import time
 import zlib
 from typing import Any, Iterator
 
@@ -218,6 +219,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
     iter_checkpoint's memory bound; ``order``, when given, receives the
     tensors' order."""
     import torch
+    phases = _Phases()
     setup_error, fw, dev, opts = _convert(framework, device, options)
     g = _Group(group, dev or "cpu")   # a process outside the group cannot take part
     setup, opts = _dist_setup.setup_state(g, fw, dev, opts, setup_error,
@@ -225,12 +227,14 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                                           staging_sizes)
     setups = g.objects(setup)
     _dist_setup.check_setup(setups)
+    phases.note("options agreed")
     device = dev
     ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
         hosts = [s["host"] for s in setups]
         world = _dist_hosts.is_world(g.dist, group)
         headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+        phases.note("headers")
 
         def received() -> list:
             if error:
@@ -240,6 +244,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         state["identity"] = _dist_setup.identity_digest(idents)
         states = g.objects(state)
         _check_agreement(g, states, local, hosts, idents)
+        phases.note("checkpoint agreed")
         headers, dims, (total, depth), _ = local
         names = checkpoint_order(headers)
         if order is not None:
@@ -247,6 +252,8 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         wanted = [from_bitmap(names, s["wanted"]) for s in states]
         ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
                        total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups])
+        phases.note("planned")
+        phases.hand_to(ex)
         try:
             yield from ex.run()
         except DistributedLoadError:
@@ -257,6 +264,24 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                 f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
         finally:
             ex.close()
+
+
+class _Phases:
+    """With UFILE_DIST_TRACE set: the set-up's phases, put at the head of the
+    executor's timeline (whose clock then starts at the call)."""
+
+    def __init__(self) -> None:
+        self.t0 = time.perf_counter()
+        self.events: list | None = [] if os.environ.get("UFILE_DIST_TRACE") else None
+
+    def note(self, what: str) -> None:
+        if self.events is not None:
+            self.events.append((round(time.perf_counter() - self.t0, 6), what))
+
+    def hand_to(self, ex: Executor) -> None:
+        if self.events is not None and ex.trace is not None:
+            ex.t0 = self.t0
+            ex.trace[:0] = self.events
 
 
 def _convert(framework: str, device: Any, options: dict) -> tuple:

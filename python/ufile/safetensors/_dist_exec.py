@@ -229,6 +229,7 @@ class Executor(Agreement):
 
     def _walk(self) -> Iterator[tuple[str, Any]]:
         self.agree.agree(self.prepare())   # the one host agreement before any read
+        self._note("prepared")
         self.alloc = Allocator(self.order, self._make, self.torch, self.device, self._note)
         # An exception from a collective (a rank exited, a timeout) leaves the
         # group broken: it propagates, and nothing more is issued on it.
