@@ -18,9 +18,9 @@ import dist_harness
 import mesh_cases as mc
 import plan_sim
 from fs_support import module_dir
-from ufile.safetensors import _dist_box
+from ufile.safetensors import _dist, _dist_box, _dist_staging
 from ufile.safetensors._dist_mesh import MeshShard, layout
-from ufile.safetensors._dist_plan import Want, make_plan
+from ufile.safetensors._dist_plan import AllToAll, Want, make_plan
 
 DEADLINE = 120
 
@@ -119,6 +119,35 @@ def test_random_overlapping_boxes():
                 assert out[r][key].tobytes() == np.ascontiguousarray(want).tobytes(), \
                     (trial, r, key, w.box)
         assert max(int(x.max(initial=0)) for x in reads) <= 1, trial
+
+
+@pytest.mark.parametrize("mesh", [[0, 1, 2, 3], [[0, 1], [2, 3]], [[0, 2], [1, 3]]])
+@pytest.mark.parametrize("total", [256 << 10, 1 << 20])
+def test_staging_stays_within_max_device_bytes(mesh, total):
+    """What each rank allocates for the plan (CUDA's reduce-scatter sizes
+    included) fits ``max_device_bytes``, also where ranks share the parts
+    of an inner split (a 2-D mesh) and each part is wider than 1/n."""
+    files = [[("emb", "BF16", (512, 256)), ("o", "BF16", (256, 512)),
+              ("down", "BF16", (256, 1024)), ("norm", "F32", (256,))]]
+    headers, blobs = plan_sim.headers(files)
+    ranks = [0, 1, 2, 3]
+    dim = 0 if np.array(mesh).ndim == 1 else 1
+    inner = tuple(None if m != dim else 1 for m in range(np.array(mesh).ndim))
+    outer = tuple(None if m != dim else 0 for m in range(np.array(mesh).ndim))
+    shard = MeshShard(mesh, {r"^(o|down)$": inner, r"^emb$": outer}, None, "chunk",
+                      ranks=ranks)
+    depth = _dist.DEFAULT_STAGING_BUFFERS
+    chunk, slab = _dist_staging.split_staging(total, depth, len(ranks))
+    dims = shard.split_dims(headers)
+    plan = make_plan(headers, dims, [{n for h in headers for n in h.tensors}] * len(ranks),
+                     chunk, slab)
+    assert any(isinstance(op, AllToAll) for op in plan.ops)
+    for r in ranks:
+        for cuda in (True, False):
+            used = _dist_staging.staging(plan, r, depth, cuda).nbytes(plan, cuda)
+            assert used <= total - total // 32, (r, cuda, used, total)
+    out, reads = plan_sim.execute(plan, headers, blobs)
+    assert max(int(x.max(initial=0)) for x in reads) <= 1
 
 
 def test_a_part_that_is_no_range_of_rows_is_refused():

@@ -32,6 +32,7 @@ from . import _dist_hosts, _dist_setup
 from ._dist_exec import Executor
 from ._dist_plan import make_plan, wants_from_dims
 from ._dist_rules import ShardRule, Select, selected, split_dims
+from ._dist_staging import split_staging
 from ._format import Header, SafetensorError
 
 DEFAULT_MAX_DEVICE_BYTES = 1 << 30     # extra device memory per rank
@@ -120,16 +121,6 @@ def staging_sizes(opts: Any) -> tuple[int, int]:
     if isinstance(total, bool) or not isinstance(total, int) or total < 64 << 10:
         raise ValueError(f"max_device_bytes must be an int of at least 65536, not {total!r}")
     return total, depth
-
-
-def split_staging(total: int, depth: int, ranks: int) -> tuple[int, int]:
-    """(broadcast chunk, all-to-all slab) within ``total`` bytes: a quarter for
-    the chunk (the scratch a rank receives into when it needs none of a chunk),
-    the rest, but 1/32 for the small allocations of the exchange and status,
-    for ``depth`` staging slots, each a slab of rows and a packed run of up to
-    ``ranks`` slabs (_dist_inner)."""
-    chunk = total // 4
-    return chunk, (total - chunk - total // 32) // (depth * (ranks + 1))
 
 
 def _local_state(headers_fn: Any, fw: Any, shard: ShardRule, select: Select, device: str,

@@ -43,11 +43,11 @@ from ._dist_agree import Agreement
 from ._dist_alloc import Allocator
 from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
+from ._dist_staging import SCRATCH_RING, staging
 from ._format import DTYPES, Header, TensorInfo
 
 AGREE_EVERY = 16      # collectives between two status all-reduces
 LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read thread and rank
-SCRATCH_RING = 2      # CPU: receive buffers, one per collective in flight (gloo runs two)
 
 # Test seams: a callable run on the side stream before each all-to-all packing
 # (to delay it), and the staging fence, which a test switches off to show that
@@ -132,22 +132,17 @@ class Executor(Agreement):
         torch = self.torch
         try:
             ops = self.plan.ops
-            if ops:   # what this rank receives and does not keep (a failed rank: anything)
-                size = max(self.plan.chunk, self.plan.recv)
-                if self.cuda:
-                    self.scratch = self.fw.bytes_buffer(size, self.device)
-                else:
-                    self.scratch_ring = [[self.fw.bytes_buffer(size, self.device), None]
-                                         for _ in range(SCRATCH_RING)]
-            if self.plan.staged_roots(self.rank):
-                self.root_ring = [[self.fw.bytes_buffer(self.plan.chunk, self.device), -1, None]
-                                  for _ in range(self.depth)]
-            a2a = [op for op in ops if isinstance(op, AllToAll)]
-            if a2a:
-                send = max(_dist_inner.send_bytes(op, self.rank, self.cuda) for op in a2a)
-                self.slots = [(self.fw.bytes_buffer(self.plan.slab, self.device),
-                               self.fw.bytes_buffer(send, self.device))
-                              for _ in range(min(self.depth, len(a2a)))]
+            st = staging(self.plan, self.rank, self.depth, self.cuda)
+            if self.cuda and st.scratch:
+                self.scratch = self.fw.bytes_buffer(st.scratch, self.device)
+            elif st.scratch:
+                self.scratch_ring = [[self.fw.bytes_buffer(st.scratch, self.device), None]
+                                     for _ in range(SCRATCH_RING)]
+            self.root_ring = [[self.fw.bytes_buffer(self.plan.chunk, self.device), -1, None]
+                              for _ in range(st.roots)]
+            self.slots = [(self.fw.bytes_buffer(self.plan.slab, self.device),
+                           self.fw.bytes_buffer(st.send, self.device))
+                          for _ in range(st.slots)]
             if self.cuda:
                 self.side = torch.cuda.Stream()
                 self.status_stream = torch.cuda.Stream()

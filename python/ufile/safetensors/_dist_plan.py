@@ -364,8 +364,12 @@ def _plan_all_to_all(plan: Plan, t: _Tensor, chunk: int, slab: int, load: list) 
                                   f"the other ranks: ask for it in pieces")
         want[r], cols[r] = rows
     widest = max(c[1] for c in cols)
-    per_rank = max(1, slab // block)                    # rows one rank stages
     readers = ranks if plan.readers is None else len(plan.readers)
+    # A staging slot holds this rank's rows and a packed run of up to
+    # ``ranks`` receivers' parts (_dist_inner), each at most the widest part
+    # of every reader's rows: (ranks + 1) slabs when the parts are disjoint.
+    # Parts shared by several ranks (a 2-D mesh) are wider: fewer rows then.
+    per_rank = max(1, slab * (ranks + 1) // (block + ranks * readers * widest))
     per_op = max(1, min(per_rank * readers, chunk // widest))
     for u0, u1 in _union([w for w, c in zip(want, cols) if c[1]]):
         o0 = u0
