@@ -253,6 +253,12 @@ class Executor(Agreement):
                 prep += 1
             if prep == seg.end_op:
                 self._submit_direct(seg.end)
+            # Reads into this rank's own tensors run ahead of the prepared
+            # collectives (held back by staging slots) up to the lookahead,
+            # as far as their tensors are allocated: the reader stays busy.
+            horizon = min(t + ahead, seg.end_op)
+            self._submit_direct(self.plan.position(ops[horizon]) if horizon < seg.end_op
+                                else seg.end, allocated_only=True)
             self._issue(t)
             if (t + 1) % AGREE_EVERY == 0:
                 self._checkpoint(t + 1)
@@ -291,12 +297,16 @@ class Executor(Agreement):
             self.alloc_limit = max(self.alloc_limit, limit)
             self.alloc_cv.notify_all()
 
-    def _submit_direct(self, before: tuple | None) -> None:
-        """Submits direct reads up to file position ``before`` (None: all)."""
+    def _submit_direct(self, before: tuple | None, allocated_only: bool = False) -> None:
+        """Submits direct reads up to file position ``before`` (None: all);
+        ``allocated_only``: stops at the first whose tensor is not allocated
+        yet, instead of waiting for it."""
         direct = self.plan.direct[self.rank]
         while self.di < len(direct) and (before is None or
                                          (direct[self.di].file, direct[self.di].offset) < before):
             rd = direct[self.di]
+            if allocated_only and not self.failed and not self.alloc.has(rd.dest):
+                return
             self.di += 1
             if self.failed:
                 continue
