@@ -20,7 +20,8 @@ the same copy of the checkpoint, and the identity of the bytes each copy holds.
 Sub-groups are made with ``torch.distributed.new_group``, which every process
 of the default group must call in the same order: only a load over the whole
 default group makes them, and they are kept for later loads over the same
-hosts."""
+hosts. A set of every rank is the default group itself (one host, one copy:
+no new group)."""
 from __future__ import annotations
 
 import hashlib
@@ -103,8 +104,12 @@ def subgroups(dist: Any, rank_sets: list) -> list:
     world = dist.group.WORLD   # a new default group (after a re-init) makes new ones
     for stale in [k for k in _groups if k[0] is not world]:
         del _groups[stale]
+    everyone = list(range(dist.get_world_size()))
     out = []
     for ranks in rank_sets:
+        if list(ranks) == everyone:   # no second communicator (NCCL: set up on first use)
+            out.append(world)
+            continue
         key = (world, tuple(ranks))
         if key not in _groups:
             _groups[key] = dist.new_group(list(ranks))
