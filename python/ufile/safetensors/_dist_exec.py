@@ -24,8 +24,9 @@ allocates more.
 CUDA streams: collectives are issued from a side stream; inner-split packing
 (_dist_inner) runs on it. A staging buffer is read into again (by ufile, outside any stream)
 only after the event recorded behind its last packing has completed: that
-fence is the one host wait on the data path, and staging_buffers sets how far
-it lags."""
+fence is the one host wait on the data path, taken only for the collective
+issued next (ops further ahead wait for a free slot without blocking), and
+staging_buffers sets how far it lags."""
 from __future__ import annotations
 
 import collections
@@ -321,11 +322,18 @@ class Executor(Agreement):
 
     def _can_prepare(self, p: int, t: int) -> bool:
         """An all-to-all's staging slot is free once the op that used it last
-        was issued (its packing then holds the slot's event); so is a staged
-        broadcast's buffer (the broadcast then holds its fence)."""
+        was issued (its packing then holds the slot's event) and, for an op
+        ahead of the next to issue, that packing has run: the walk waits on
+        the GPU only for the op it issues next. A staged broadcast's buffer
+        is free once the broadcast that used it was issued (it holds the
+        fence)."""
         op = self.plan.ops[p]
         if isinstance(op, AllToAll):
-            return self.slot_user[self._slot(p)] < t
+            slot = self._slot(p)
+            if self.slot_user[slot] >= t:
+                return False
+            ev = self.slot_event[slot]
+            return p == t or ev is None or not staging_fence or ev.query()
         if self._staged(op):
             return self.root_ring[self._root_slot(p)][1] < t
         return True
