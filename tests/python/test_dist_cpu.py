@@ -267,6 +267,23 @@ def test_collectives_per_load(ckpt):
             assert r.get("ok") == want, r
 
 
+def test_timeline_names_the_set_up_and_the_walk(ckpt, tmp_path, monkeypatch):
+    """UFILE_DIST_TRACE: one timeline a rank and load, from the call: the
+    set-up's phases in order, then the walk's reads and collectives, then
+    the final agreement."""
+    import json
+    monkeypatch.setenv("UFILE_DIST_TRACE", str(tmp_path / "trace" / "load"))
+    _check(_run(ckpt, 2, rules=dc.SHARD_RULES, options={"max_device_bytes": SMALL}),
+           ckpt[1], 2, rules=dc.SHARD_RULES)
+    for rank in (0, 1):
+        events = json.load(open(tmp_path / "trace" / f"load.rank{rank}.1.json"))
+        kinds = [e[1] for e in events]
+        assert kinds[:5] == ["options agreed", "headers", "checkpoint agreed", "planned",
+                             "prepared"], kinds[:6]
+        assert {"submit", "read", "issue", "alloc"} <= set(kinds), set(kinds)
+        assert kinds[-1] == "agreed" and events[-1][2] is True, events[-1]
+
+
 def _subgroup_worker(rank, n, path):
     import torch.distributed as dist
     from ufile import safetensors as us

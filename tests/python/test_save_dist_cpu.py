@@ -59,6 +59,27 @@ def test_collective_equals_single_process(io_dir, n):
         assert all(res["ok"]["small_budget"] == "ok" for res in results)
 
 
+def test_timeline_names_each_phase(io_dir, monkeypatch):
+    """UFILE_SAVE_TRACE: a timeline a rank and save, in the order the save
+    goes: agreed, created, its own bytes, the gathers, the flushes, agreed
+    again, committed."""
+    import json
+    root = str(io_dir)
+    monkeypatch.setenv("UFILE_SAVE_TRACE", os.path.join(root, "trace", "save"))
+    results = dist_harness.run(cases.worker, 2, (root, [("tp", "tp", "tp", None)]),
+                               deadline=DEADLINE)
+    assert all(res.get("ok", {}).get("tp") == "ok" for res in results), results
+    for rank in (0, 1):
+        events = json.load(open(os.path.join(root, "trace", f"save.rank{rank}.1.json")))
+        kinds = [e[1] for e in events]
+        order = ["state dicts agreed", "files created", "own bytes written", "gathered",
+                 "gathered bytes written", "flushed", "writes agreed", "committed"]
+        assert [k for k in order if k in kinds] == order, kinds
+        assert [k for k in kinds if k in order] == sorted(
+            (k for k in kinds if k in order), key=order.index), kinds
+        assert [e[0] for e in events] == sorted(e[0] for e in events)
+
+
 def test_rank_exiting_mid_save(io_dir):
     root = str(io_dir)
     want = _expected(root)

@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import os
-import time
 import zlib
 from typing import Any, Iterator
 
@@ -34,6 +33,7 @@ from ._dist_plan import make_plan, wants_from_dims
 from ._dist_rules import ShardRule, Select, selected, split_dims
 from ._dist_staging import split_staging
 from ._format import Header, SafetensorError
+from ._timeline import Timeline
 
 DEFAULT_MAX_DEVICE_BYTES = 1 << 30     # extra device memory per rank
 DEFAULT_STAGING_BUFFERS = 4            # all-to-all staging slots in flight
@@ -210,7 +210,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
     iter_checkpoint's memory bound; ``order``, when given, receives the
     tensors' order."""
     import torch
-    phases = _Phases()
+    phases = Timeline("UFILE_DIST_TRACE")
     setup_error, fw, dev, opts = _convert(framework, device, options)
     g = _Group(group, dev or "cpu")   # a process outside the group cannot take part
     setup, opts = _dist_setup.setup_state(g, fw, dev, opts, setup_error,
@@ -244,7 +244,8 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
                        total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups])
         phases.note("planned")
-        phases.hand_to(ex)
+        if phases.events is not None and ex.trace is not None:   # one timeline from the call
+            ex.t0, ex.trace[:0] = phases.t0, phases.events
         try:
             yield from ex.run()
         except DistributedLoadError:
@@ -255,24 +256,6 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                 f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
         finally:
             ex.close()
-
-
-class _Phases:
-    """With UFILE_DIST_TRACE set: the set-up's phases, put at the head of the
-    executor's timeline (whose clock then starts at the call)."""
-
-    def __init__(self) -> None:
-        self.t0 = time.perf_counter()
-        self.events: list | None = [] if os.environ.get("UFILE_DIST_TRACE") else None
-
-    def note(self, what: str) -> None:
-        if self.events is not None:
-            self.events.append((round(time.perf_counter() - self.t0, 6), what))
-
-    def hand_to(self, ex: Executor) -> None:
-        if self.events is not None and ex.trace is not None:
-            ex.t0 = self.t0
-            ex.trace[:0] = self.events
 
 
 def _convert(framework: str, device: Any, options: dict) -> tuple:

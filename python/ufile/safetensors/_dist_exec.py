@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import collections
 import contextlib
-import json
 import math
 import os
 import threading
@@ -46,6 +45,7 @@ from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
 from ._dist_staging import SCRATCH_RING, staging
 from ._format import DTYPES, Header, TensorInfo
+from ._timeline import Timeline
 
 AGREE_EVERY = 16      # collectives between two status all-reduces
 LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read thread and rank
@@ -55,7 +55,6 @@ LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read t
 # its absence is caught.
 before_pack: Any = None
 staging_fence = True
-_loads = 0
 
 
 class Executor(Agreement):
@@ -482,16 +481,9 @@ class Executor(Agreement):
         return work
 
     def _write_trace(self) -> None:
-        """UFILE_DIST_TRACE=PREFIX: this load's timeline in PREFIX.rankR.N.json
-        (N counts this process's loads)."""
-        global _loads
-        path = os.environ.get("UFILE_DIST_TRACE")
-        if not path or self.trace is None:
-            return
-        _loads += 1
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(f"{path}.rank{self.rank}.{_loads}.json", "w") as f:
-            json.dump(self.trace, f)
+        """UFILE_DIST_TRACE=PREFIX: this load's timeline (_timeline)."""
+        if self.trace is not None:
+            Timeline("UFILE_DIST_TRACE").write(self.rank, self.trace)
 
     def close(self) -> None:
         with self.alloc_cv:

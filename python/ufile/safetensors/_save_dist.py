@@ -34,6 +34,7 @@ from ._save_inputs import torch_entries
 from ._save_write import WriteOptions, _failure, _mode_for, _remove, temp_name, write_pieces
 from ._dist_rules import ShardRule, TpShard, split_dims
 from ._format import Header, TensorInfo
+from ._timeline import Timeline
 
 
 class DistributedSaveError(RuntimeError):
@@ -104,6 +105,18 @@ def save_collective(state_dict: Any, directory: str, group: Any, shard: ShardRul
                     max_shard_size: Any, meta: dict, opts: WriteOptions) -> None:
     agree = _Agree(group)
     rank = agree.rank
+    tl = Timeline("UFILE_SAVE_TRACE")
+    try:
+        _save_collective(agree, tl, state_dict, directory, group, shard, max_shard_size, meta,
+                         opts)
+    finally:
+        tl.write(rank)
+
+
+def _save_collective(agree: _Agree, tl: Timeline, state_dict: Any, directory: str, group: Any,
+                     shard: ShardRule, max_shard_size: Any, meta: dict,
+                     opts: WriteOptions) -> None:
+    rank = agree.rank
     try:
         (decl, used), error = _declare(state_dict, shard, meta), None
     except Exception as exc:  # noqa: BLE001 - reported to every rank
@@ -111,6 +124,7 @@ def save_collective(state_dict: Any, directory: str, group: Any, shard: ShardRul
     same = (directory, repr(max_shard_size), sorted(meta.items()), opts.direct,
             repr(sorted(shard.items())) if isinstance(shard, Mapping) else None)
     got = agree.check("checking the state dicts", error, (decl, used, same))
+    tl.note("state dicts agreed")
     for r, (_, _, s) in enumerate(got):
         if s != got[0][2]:
             raise DistributedSaveError(f"collective save: rank {r} passed a different "
@@ -137,8 +151,10 @@ def save_collective(state_dict: Any, directory: str, group: Any, shard: ShardRul
             except Exception as exc:  # noqa: BLE001 - reported to every rank
                 error = _describe(exc)
         tmps = agree.check("creating the files", error, tmps)[0]
-        error = _write_share(plan, rank, group, state_dict, directory, tmps, opts)
+        tl.note("files created")
+        error = _write_share(plan, rank, group, state_dict, directory, tmps, opts, tl)
         agree.check("writing", error)
+        tl.note("writes agreed")
         error = None
         if rank == 0:
             try:
@@ -147,6 +163,7 @@ def save_collective(state_dict: Any, directory: str, group: Any, shard: ShardRul
             except Exception as exc:  # noqa: BLE001 - reported to every rank
                 error = _describe(exc)
         agree.check("putting the checkpoint in place", error)
+        tl.note("committed")
     finally:
         if rank == 0:
             for tmp in tmps.values():
@@ -237,7 +254,7 @@ def _write_joined(ready: Any, f: Any, final: str, chunks: list, opts: WriteOptio
 
 
 def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, directory: str,
-                 tmps: dict, opts: WriteOptions) -> str | None:
+                 tmps: dict, opts: WriteOptions, tl: Timeline) -> str | None:
     """This rank's bytes, written and flushed; its error, or None. Its own
     bytes go first; then the gathers, in plan order on every rank whatever
     failed here, each gathered tensor written by its writer in the background
@@ -264,6 +281,7 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
                     src = heads[fname] if kind == "header" else state_dict[name]
                     chunks += _chunks(what, src, offset, size, opts.request_bytes)
             write_pieces(files[fname], os.path.join(directory, fname), chunks, opts)
+            tl.note("own bytes written", fname, sum(c[2] for c in chunks))
     except Exception as exc:  # noqa: BLE001 - reported to every rank
         error = _describe(exc)
     pending: deque = deque()
@@ -277,6 +295,7 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
             except Exception as exc:  # noqa: BLE001 - a transport failure: stop here
                 error = error or _describe(exc)
                 break
+            tl.note("gathered", t.name, t.writer)
             if full is None or error is not None:
                 continue
             final = os.path.join(directory, t.file)
@@ -290,10 +309,12 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
                 held = sum(n for _, n in pending)
         while pending:
             error = _reap(pending.popleft()[0]) or error
+    tl.note("gathered bytes written")
     for fname, f in files.items():
         try:
             if error is None:
                 io.fsync(f.fileno())
+                tl.note("flushed", fname)
         except OSError as exc:
             error = _describe(_failure(exc, os.path.join(directory, fname), "flushing (fsync)"))
         finally:
