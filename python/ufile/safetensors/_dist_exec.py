@@ -133,9 +133,9 @@ class Executor(Agreement):
         try:
             ops = self.plan.ops
             st = staging(self.plan, self.rank, self.depth, self.cuda)
-            if self.cuda and st.scratch:
+            if ops and self.cuda:
                 self.scratch = self.fw.bytes_buffer(st.scratch, self.device)
-            elif st.scratch:
+            elif ops:
                 self.scratch_ring = [[self.fw.bytes_buffer(st.scratch, self.device), None]
                                      for _ in range(SCRATCH_RING)]
             self.root_ring = [[self.fw.bytes_buffer(self.plan.chunk, self.device), -1, None]
