@@ -210,7 +210,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
     iter_checkpoint's memory bound; ``order``, when given, receives the
     tensors' order."""
     import torch
-    phases = Timeline("UFILE_DIST_TRACE")
+    timeline = Timeline("UFILE_DIST_TRACE")   # the executor's too: one from the call
     setup_error, fw, dev, opts = _convert(framework, device, options)
     g = _Group(group, dev or "cpu")   # a process outside the group cannot take part
     setup, opts = _dist_setup.setup_state(g, fw, dev, opts, setup_error,
@@ -218,14 +218,14 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                                           staging_sizes)
     setups = g.objects(setup)
     _dist_setup.check_setup(setups)
-    phases.note("options agreed")
+    timeline.note("options agreed")
     device = dev
     ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
         hosts = [s["host"] for s in setups]
         world = _dist_hosts.is_world(g.dist, group)
         headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
-        phases.note("headers")
+        timeline.note("headers")
 
         def received() -> list:
             if error:
@@ -235,17 +235,16 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         state["identity"] = _dist_setup.identity_digest(idents)
         states = g.objects(state)
         _check_agreement(g, states, local, hosts, idents)
-        phases.note("checkpoint agreed")
+        timeline.note("checkpoint agreed")
         headers, dims, (total, depth), _ = local
         names = checkpoint_order(headers)
         if order is not None:
             order.extend(names)
         wanted = [from_bitmap(names, s["wanted"]) for s in states]
         ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
-                       total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups])
-        phases.note("planned")
-        if phases.events is not None and ex.trace is not None:   # one timeline from the call
-            ex.t0, ex.trace[:0] = phases.t0, phases.events
+                       total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups],
+                       timeline=timeline)
+        timeline.note("planned")
         try:
             yield from ex.run()
         except DistributedLoadError:
@@ -277,7 +276,8 @@ class _Reported(Exception):
 
 def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wanted: list,
               fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool,
-              wants: list | None = None, lacking: list | None = None) -> Executor:
+              wants: list | None = None, lacking: list | None = None,
+              timeline: Timeline | None = None) -> Executor:
     """The executor of this rank's plan: over its host's sub-group when the
     group is the default one and spans several hosts (each host reads each
     byte once; failures still agreed over the whole group), else over the
@@ -299,9 +299,10 @@ def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wa
         plan = _plan(headers, dims, [], staging, depth, [wants[r] for r in mine],
                      [lacking[r] for r in mine])
         return Executor(plan, headers, _Group(groups[i], device), fw, device, opts, depth,
-                        agree=g, budget=budget)
+                        agree=g, budget=budget, timeline=timeline)
     plan = _plan(headers, dims, wanted, staging, depth, wants, lacking)
-    return Executor(plan, headers, g, fw, device, opts, depth, budget=budget)
+    return Executor(plan, headers, g, fw, device, opts, depth, budget=budget,
+                    timeline=timeline)
 
 
 def _plan(headers: list, dims: dict, wanted: list, staging: int, depth: int,

@@ -32,9 +32,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import math
-import os
 import threading
-import time
 from typing import Any, Iterator
 
 from . import _engine
@@ -63,7 +61,8 @@ class Executor(Agreement):
     rank failed."""
 
     def __init__(self, plan: Plan, headers: list[Header], g: Any, fw: Any, device: str,
-                 opts: Any, depth: int, agree: Any = None, budget: int | None = None):
+                 opts: Any, depth: int, agree: Any = None, budget: int | None = None,
+                 timeline: Timeline | None = None):
         self.plan, self.g, self.fw, self.device, self.opts = plan, g, fw, device, opts
         self.agree = agree or g             # the group the outcome is agreed over
         self.torch = fw.torch
@@ -117,8 +116,8 @@ class Executor(Agreement):
         self.cp_log: list = []              # every checkpoint: (upto, value, done)
         self.gated = 0                      # checkpoints looked at by the gates
         self.aborted = False                # a gate saw a failure: nothing more is issued
-        self.trace: list | None = [] if os.environ.get("UFILE_DIST_TRACE") else None
-        self.t0 = time.perf_counter()
+        # UFILE_DIST_TRACE: this load's timeline (the caller's, begun at its call)
+        self.timeline = timeline or Timeline("UFILE_DIST_TRACE")
 
     # -- set-up --------------------------------------------------------------
     def _last_ops(self) -> dict:
@@ -190,8 +189,7 @@ class Executor(Agreement):
             self._note("failed", message)
 
     def _note(self, *event: Any) -> None:
-        if self.trace is not None:
-            self.trace.append((round(time.perf_counter() - self.t0, 6),) + event)
+        self.timeline.note(*event)
 
     @contextlib.contextmanager
     def _on_side(self) -> Iterator[None]:
@@ -388,7 +386,7 @@ class Executor(Agreement):
                                self.opts.request_bytes)
         self.op_futures[p] = self.reader.submit(pieces, (0, p))
         self._note("submit", p, rd.size)
-        if self.trace is not None:
+        if self.timeline.events is not None:
             self.op_futures[p][-1].add_done_callback(lambda _, p=p: self._note("read", p))
 
     def _wait_reads(self, p: int) -> None:
@@ -481,9 +479,7 @@ class Executor(Agreement):
         return work
 
     def _write_trace(self) -> None:
-        """UFILE_DIST_TRACE=PREFIX: this load's timeline (_timeline)."""
-        if self.trace is not None:
-            Timeline("UFILE_DIST_TRACE").write(self.rank, self.trace)
+        self.timeline.write(self.rank)
 
     def close(self) -> None:
         with self.alloc_cv:
