@@ -278,9 +278,13 @@ def test_timeline_names_the_set_up_and_the_walk(ckpt, tmp_path, monkeypatch):
     for rank in (0, 1):
         events = json.load(open(tmp_path / "trace" / f"load.rank{rank}.1.json"))
         kinds = [e[1] for e in events]
-        assert kinds[:5] == ["options agreed", "headers", "checkpoint agreed", "planned",
-                             "prepared"], kinds[:6]
-        assert {"submit", "read", "issue", "alloc"} <= set(kinds), set(kinds)
+        assert kinds[:7] == ["options agreed", "headers", "checkpoint agreed", "planned",
+                             "staging allocated", "files opened", "prepared"], kinds[:8]
+        assert {"submit", "read", "issue", "alloc", "direct", "direct read"} <= set(kinds), \
+            set(kinds)
+        # the set-up's agreement is waited for before the first collective only
+        assert kinds.count("agreed prepared") == 1
+        assert kinds.index("agreed prepared") < kinds.index("issue"), kinds
         assert kinds[-1] == "agreed" and events[-1][2] is True, events[-1]
 
 
@@ -446,3 +450,63 @@ def test_options_or_environment_differing_on_one_rank(ckpt, case, words):
     """Every rank raises the same error, none reads, none waits."""
     res = dist_harness.run(_differing_worker, 3, (ckpt[0], case), deadline=DEADLINE)
     _all_raise(res, *words)
+
+
+def _drop_worker(rank, n, path, stream):
+    import gc
+    import weakref
+
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    gc.disable()   # freed by reference counting alone, as CPython frees them
+    try:
+        opts = {"group": dist.group.WORLD, "shard": dc.SHARD_RULES, "max_device_bytes": SMALL}
+        out = dict(us.iter_checkpoint(path, **opts)) if stream else \
+            us.load_checkpoint(path, **opts)
+        refs = [weakref.ref(t) for t in out.values()]
+        del out
+        return sum(r() is not None for r in refs), len(refs)
+    finally:
+        gc.enable()
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["load", "iter"])
+def test_dropped_outputs_are_freed_without_the_garbage_collector(ckpt, stream):
+    """Each returned tensor owns its storage: dropping the result frees it at
+    once, not when the garbage collector finds the load's reference cycles."""
+    for rank, res in enumerate(dist_harness.run(_drop_worker, 2, (ckpt[0], stream),
+                                                deadline=DEADLINE)):
+        assert "ok" in res, f"rank {rank}: {res.get('trace', res)}"
+        alive, total = res["ok"]
+        assert total > 0 and alive == 0, f"rank {rank}: {alive} of {total} still alive"
+
+
+def _open_worker(rank, n, path):
+    import threading
+
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _engine
+    threads, real = [], _engine.open_for_read
+
+    def recording(*a, **k):
+        threads.append(threading.current_thread().name)
+        return real(*a, **k)
+    _engine.open_for_read = recording
+    try:
+        us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                           max_device_bytes=SMALL)
+    finally:
+        _engine.open_for_read = real
+    return threads
+
+
+def test_files_are_opened_ahead_while_the_load_is_planned(ckpt):
+    """Every file is opened (cuFile-registered) on the opening threads started
+    once the headers are known, not one after the other before the first read."""
+    files = [f for f in os.listdir(ckpt[0]) if f.endswith(".safetensors")]
+    for rank, res in enumerate(dist_harness.run(_open_worker, 2, (ckpt[0],),
+                                                deadline=DEADLINE)):
+        assert "ok" in res, f"rank {rank}: {res.get('trace', res)}"
+        assert len(res["ok"]) == len(files), res["ok"]
+        assert all(t.startswith("ufile-load-open") for t in res["ok"]), res["ok"]

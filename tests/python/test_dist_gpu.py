@@ -5,7 +5,8 @@ byte-equal to the safetensors package's bytes (split with torch.tensor_split)
 for replicas, tensor parallel (dimension 0, inner dimensions, uneven) and
 subsets; tensors of 512 MiB and more at default options, within the default
 device-memory bound; two sub-groups of non-adjacent ranks at once; the staging
-fence (a delayed packing must not see its staging overwritten); a read error
+fence (a delayed packing must not see its staging overwritten); outputs cut
+from one reserved segment of torch's allocator; a read error
 and an exception mid-pipeline on one rank make every rank raise; each process
 holds one CUDA context, on its own GPU."""
 from __future__ import annotations
@@ -147,6 +148,30 @@ def test_large_tensors_at_default_options_within_the_memory_bound(big, ranks):
     res = dist_harness.run(_worker, ranks, (big, BIG_RULES, None, {}), backend="nccl",
                            deadline=600, pg_timeout=300)
     _all_ok(res, _dist.DEFAULT_MAX_DEVICE_BYTES)
+
+
+def _segments_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+    out = us.load_checkpoint(path, device="cuda", group=dist.group.WORLD, shard=BIG_RULES)
+    segments = [(s["address"], s["address"] + s["total_size"])
+                for s in torch.cuda.memory_snapshot()]
+    large = [t for t in out.values() if t.numel() * t.element_size() >= MIB]
+    holding = {i for t in large for i, (a, b) in enumerate(segments) if a <= t.data_ptr() < b}
+    return len(large), len(holding), len({t.untyped_storage().data_ptr() for t in large})
+
+
+def test_outputs_are_cut_from_one_reserved_segment(big):
+    """The outputs' memory is reserved with one allocation (one cudaMalloc,
+    not one per tensor): every large output lies in one segment of torch's
+    allocator, each in a storage of its own."""
+    for rank, r in enumerate(dist_harness.run(_segments_worker, 2, (big,), backend="nccl",
+                                              deadline=300, pg_timeout=120)):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        large, segments, storages = r["ok"]
+        assert large >= 2 and segments == 1 and storages == large, (rank, r["ok"])
 
 
 def _subgroup_worker(rank, n, path):

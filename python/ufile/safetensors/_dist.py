@@ -29,6 +29,7 @@ from typing import Any, Iterator
 
 from . import _dist_hosts, _dist_setup
 from ._dist_exec import Executor
+from ._dist_files import Files
 from ._dist_plan import make_plan, wants_from_dims
 from ._dist_rules import ShardRule, Select, selected, split_dims
 from ._dist_staging import split_staging
@@ -82,12 +83,22 @@ class _Group:
 
     def agree(self, error: str | None) -> None:
         """Raises DistributedLoadError on every rank if any rank has an error."""
+        self.agree_later(error)()
+
+    def agree_later(self, error: str | None) -> Any:
+        """Starts ``agree`` without waiting: returns the callable that waits
+        for the outcome and raises as ``agree`` does. Every rank calls it
+        before its next collective on the group."""
         flag = self.torch.tensor([0 if error else 1], dtype=self.torch.int32,
                                  device=self.device)
-        self.dist.all_reduce(flag, op=self.dist.ReduceOp.MIN, group=self.group)
-        if int(flag.item()) == 1:
-            return
-        raise_failures(self.objects(error))
+        work = self.dist.all_reduce(flag, op=self.dist.ReduceOp.MIN, group=self.group,
+                                    async_op=True)
+
+        def outcome() -> None:
+            work.wait()
+            if int(flag.item()) != 1:
+                raise_failures(self.objects(error))
+        return outcome
 
 
 def raise_failures(errors: list) -> None:
@@ -226,35 +237,40 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         world = _dist_hosts.is_world(g.dist, group)
         headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
         timeline.note("headers")
-
-        def received() -> list:
-            if error:
-                raise _Reported(error)
-            return headers
-        state, local = _local_state(received, fw, shard, select, device, opts)
-        state["identity"] = _dist_setup.identity_digest(idents)
-        states = g.objects(state)
-        _check_agreement(g, states, local, hosts, idents)
-        timeline.note("checkpoint agreed")
-        headers, dims, (total, depth), _ = local
-        names = checkpoint_order(headers)
-        if order is not None:
-            order.extend(names)
-        wanted = [from_bitmap(names, s["wanted"]) for s in states]
-        ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts,
-                       total, depth, stream, lacking=[bool(s.get("lacks")) for s in setups],
-                       timeline=timeline)
-        timeline.note("planned")
+        files = Files(opts.direct)   # opened while the load is agreed and planned
+        if not error and not setups[g.rank].get("lacks"):
+            files.start([h.path for h in headers])
         try:
-            yield from ex.run()
-        except DistributedLoadError:
-            raise
-        except Exception as exc:  # a collective itself failed (a rank exited, a timeout)
-            raise DistributedLoadError(
-                f"collective load failed on rank {g.rank}: {type(exc).__name__}: {exc} "
-                f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
+            def received() -> list:
+                if error:
+                    raise _Reported(error)
+                return headers
+            state, local = _local_state(received, fw, shard, select, device, opts)
+            state["identity"] = _dist_setup.identity_digest(idents)
+            states = g.objects(state)
+            _check_agreement(g, states, local, hosts, idents)
+            timeline.note("checkpoint agreed")
+            headers, dims, (total, depth), _ = local
+            names = checkpoint_order(headers)
+            if order is not None:
+                order.extend(names)
+            wanted = [from_bitmap(names, s["wanted"]) for s in states]
+            lacking = [bool(s.get("lacks")) for s in setups]
+            ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts, total,
+                           depth, stream, lacking=lacking, timeline=timeline, files=files)
+            timeline.note("planned")
+            try:
+                yield from ex.run()
+            except DistributedLoadError:
+                raise
+            except Exception as exc:  # a collective itself failed (a rank exited, a timeout)
+                raise DistributedLoadError(
+                    f"collective load failed on rank {g.rank}: {type(exc).__name__}: {exc} "
+                    f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
+            finally:
+                ex.close()
         finally:
-            ex.close()
+            files.close()
 
 
 def _convert(framework: str, device: Any, options: dict) -> tuple:
@@ -277,7 +293,7 @@ class _Reported(Exception):
 def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wanted: list,
               fw: Any, device: str, opts: Any, total: int, depth: int, stream: bool,
               wants: list | None = None, lacking: list | None = None,
-              timeline: Timeline | None = None) -> Executor:
+              timeline: Timeline | None = None, files: Files | None = None) -> Executor:
     """The executor of this rank's plan: over its host's sub-group when the
     group is the default one and spans several hosts (each host reads each
     byte once; failures still agreed over the whole group), else over the
@@ -299,10 +315,10 @@ def _executor(g: _Group, hosts: list, world: bool, headers: list, dims: dict, wa
         plan = _plan(headers, dims, [], staging, depth, [wants[r] for r in mine],
                      [lacking[r] for r in mine])
         return Executor(plan, headers, _Group(groups[i], device), fw, device, opts, depth,
-                        agree=g, budget=budget, timeline=timeline)
+                        agree=g, budget=budget, timeline=timeline, files=files)
     plan = _plan(headers, dims, wanted, staging, depth, wants, lacking)
     return Executor(plan, headers, g, fw, device, opts, depth, budget=budget,
-                    timeline=timeline)
+                    timeline=timeline, files=files)
 
 
 def _plan(headers: list, dims: dict, wanted: list, staging: int, depth: int,

@@ -13,7 +13,7 @@ from typing import Any, Iterator
 class Agreement:
     """Mixed into Executor, whose state it uses: g and agree (groups), cuda,
     side and status streams, checkpoints, cp_log, gated, covered, aborted,
-    failed, works, direct futures, parts and the allocator."""
+    failed, works, direct futures, parts, the allocator and _await_prepared."""
 
     def _gate(self, t: int | None) -> bool:
         """Before op ``t`` (None: now), waits for each status issued
@@ -38,6 +38,7 @@ class Agreement:
 
     def _checkpoint(self, upto: int) -> None:
         """An asynchronous all-reduce of every rank's status (1: fine)."""
+        self._await_prepared()
         torch = self.torch
         with self._on_side():
             st = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
@@ -139,6 +140,7 @@ class Agreement:
             except Exception as exc:  # noqa: BLE001 - agreed below
                 self._fail(f"allocating tensor {name!r}: {type(exc).__name__}: {exc}")
         self._note("reads done")
+        self._await_prepared()
         self.agreeing = True
         torch = self.torch
         with self._on_side():

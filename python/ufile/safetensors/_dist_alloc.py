@@ -3,12 +3,24 @@
 first touches them: allocating gigabytes of outputs (cudaMalloc) then overlaps
 the reads instead of holding up the thread that submits reads and issues
 collectives. The thread allocates on the caller's CUDA stream and device, so
-the tensors belong to that stream as if the caller had made them."""
+the tensors belong to that stream as if the caller had made them.
+
+Before the first tensor the thread reserves the outputs' memory in the
+caching allocator with one allocation, freed at once: torch then cuts each
+tensor from that cached segment instead of calling cudaMalloc once per tensor
+(291 calls for 16 GB took 0.25-0.44 s on an H200; one call of the same size a
+few milliseconds). Each tensor still owns its own block: dropping it frees it
+for torch to reuse."""
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from typing import Any, Callable
+
+from ._format import DTYPES
+
+LARGE = 1 << 20    # torch's caching allocator serves smaller blocks from its small pool
 
 
 class Allocator:
@@ -16,8 +28,10 @@ class Allocator:
     ``name`` is in ``order``; a failure there is raised by ``get``."""
 
     def __init__(self, order: list, make: Callable[[str], Any], torch: Any, device: str,
-                 note: Callable[..., None]):
+                 note: Callable[..., None], reserve: int = 0):
         self.make, self.note = make, note
+        self.reserve = reserve if device != "cpu" else 0
+        self.device = device
         self.out: dict = {}
         self.error: BaseException | None = None
         self.cv = threading.Condition()
@@ -28,6 +42,7 @@ class Allocator:
             # device 0's, and asking creates device 0's context.
             stream = torch.cuda.current_stream(device)
             self.ctx = lambda: _cuda_ctx(torch, device, stream)
+            self.torch = torch
         else:
             self.ctx = contextlib.nullcontext
         self.thread = threading.Thread(target=self._run, args=(list(order),),
@@ -37,6 +52,8 @@ class Allocator:
     def _run(self, order: list) -> None:
         try:
             with self.ctx():
+                if self.reserve:
+                    self._reserve()
                 for name in order:
                     if self.stopping:
                         break
@@ -51,6 +68,20 @@ class Allocator:
             with self.cv:
                 self.done = True
                 self.cv.notify_all()
+
+    def _reserve(self) -> None:
+        """One block of ``reserve`` bytes, unless torch holds that much free
+        already; freed at once into torch's cache. Without the memory it is
+        skipped: the tensors are then allocated one by one, as without it."""
+        torch = self.torch
+        if torch.cuda.memory_reserved() - torch.cuda.memory_allocated() >= self.reserve:
+            return
+        try:
+            block = torch.empty(self.reserve, dtype=torch.uint8, device=self.device)
+        except RuntimeError:   # torch.cuda.OutOfMemoryError among others
+            return
+        del block
+        self.note("reserved", self.reserve)
 
     def get(self, name: str) -> Any:
         with self.cv:
@@ -73,8 +104,24 @@ class Allocator:
         return name in self.out
 
     def close(self) -> None:
+        """Stops the thread and drops every reference it holds: the tensors
+        are the caller's alone from here."""
         self.stopping = True
         self.thread.join()
+        with self.cv:
+            self.out = {}
+
+
+def large_pool_bytes(parts: Any) -> int:
+    """Bytes that ``parts`` (_dist_plan.Part) take in torch's large pool:
+    those of 1 MiB and more, each rounded up to 512 bytes as torch cuts them
+    from a cached block (smaller ones come from its small pool)."""
+    total = 0
+    for part in parts:
+        n = math.prod(part.shape) * DTYPES[part.dtype][0]
+        if n >= LARGE:
+            total += -(-n // 512) * 512
+    return total
 
 
 @contextlib.contextmanager

@@ -38,7 +38,8 @@ from typing import Any, Iterator
 from . import _engine
 from . import _dist_inner, _dist_stream
 from ._dist_agree import Agreement
-from ._dist_alloc import Allocator
+from ._dist_alloc import Allocator, large_pool_bytes
+from ._dist_files import Files
 from ._dist_plan import AllToAll, Broadcast, Plan
 from ._dist_reader import PriorityReader
 from ._dist_staging import SCRATCH_RING, staging
@@ -62,7 +63,7 @@ class Executor(Agreement):
 
     def __init__(self, plan: Plan, headers: list[Header], g: Any, fw: Any, device: str,
                  opts: Any, depth: int, agree: Any = None, budget: int | None = None,
-                 timeline: Timeline | None = None):
+                 timeline: Timeline | None = None, files: Files | None = None):
         self.plan, self.g, self.fw, self.device, self.opts = plan, g, fw, device, opts
         self.agree = agree or g             # the group the outcome is agreed over
         self.torch = fw.torch
@@ -75,9 +76,11 @@ class Executor(Agreement):
         # (part key, Part) -> a contiguous tensor of the part's shape and dtype
         # to read into, instead of a new one (load_into).
         self.destination: Any = None
-        self.files: dict = {}
+        self.files: dict = {}               # file index -> File
+        self.opened = files or Files(opts.direct)   # the caller's may have opened them ahead
         self.failed: str | None = None
         self.reader = PriorityReader(opts.inflight)
+        self.prepared: Any = None           # waits for the set-up's agreement (agree_later)
         self.op_futures: dict = {}          # op index -> this rank's read futures
         self.direct_futures: dict = collections.defaultdict(list)   # name -> futures
         self.last_op = self._last_ops()
@@ -148,19 +151,21 @@ class Executor(Agreement):
                 torch.cuda.current_stream().synchronize()   # memory we reuse is idle
                 count = len(ops) // AGREE_EVERY + len(self.segments) + 1
                 self.status_host = torch.empty(count, dtype=torch.int32, pin_memory=True)
+            self._note("staging allocated")
             for rd in self.plan.direct[self.rank]:
                 self._file(rd.file)
             for op in ops:
                 rd = op.read if isinstance(op, Broadcast) else op.reads[self.rank]
                 if rd is not None and (not isinstance(op, Broadcast) or op.root == self.rank):
                     self._file(rd.file)
+            self._note("files opened")
             return None
         except Exception as exc:  # noqa: BLE001 - reported to every rank
             return f"preparing the load: {type(exc).__name__}: {exc}"
 
     def _file(self, i: int) -> Any:
         if i not in self.files:
-            self.files[i] = _engine.open_for_read(self.plan.files[i], self.opts.direct)
+            self.files[i] = self.opened.get(self.plan.files[i])
         return self.files[i]
 
     def _make(self, name: str) -> Any:
@@ -221,9 +226,18 @@ class Executor(Agreement):
             raise
 
     def _walk(self) -> Iterator[tuple[str, Any]]:
-        self.agree.agree(self.prepare())   # the one host agreement before any read
+        # The set-up's agreement completes while the first reads run: it is
+        # waited for before this rank's first collective (_await_prepared).
+        error = self.prepare()
+        self.prepared = self.agree.agree_later(error)
+        if error:   # raises here, and on the other ranks before their first collective
+            self._await_prepared()
         self._note("prepared")
-        self.alloc = Allocator(self.order, self._make, self.torch, self.device, self._note)
+        # All at once (not into the caller's memory, nor segment by segment):
+        # reserved in one allocation.
+        once = self.destination is None and len(self.segments) == 1
+        self.alloc = Allocator(self.order, self._make, self.torch, self.device, self._note,
+                               reserve=large_pool_bytes(self.parts.values()) if once else 0)
         # An exception from a collective (a rank exited, a timeout) leaves the
         # group broken: it propagates, and nothing more is issued on it.
         for s, seg in enumerate(self.segments):
@@ -312,7 +326,11 @@ class Executor(Agreement):
                 dest = self.fw.ptr(self._tensor(rd.dest)) + rd.dest_offset
                 pieces = _engine.split(self.files[rd.file], dest, rd.size, rd.offset,
                                        f"tensor {rd.dest!r}", self.opts.request_bytes)
-                self.direct_futures[rd.dest] += self.reader.submit(pieces, (1, self.di))
+                futures = self.reader.submit(pieces, (1, self.di))
+                self.direct_futures[rd.dest] += futures
+                if self.timeline.events is not None:
+                    self._note("direct", self.di, rd.size)
+                    futures[-1].add_done_callback(lambda _, i=self.di: self._note("direct read", i))
                 self.direct_left[rd.dest] -= 1
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"reading tensor {rd.dest!r}: {type(exc).__name__}: {exc}")
@@ -396,7 +414,16 @@ class Executor(Agreement):
             except Exception as exc:  # noqa: BLE001 - reported at the final agreement
                 self._fail(f"{type(exc).__name__}: {exc}")
 
+    def _await_prepared(self) -> None:
+        """The set-up's outcome, before this rank's first collective: raises
+        DistributedLoadError on every rank if any rank failed to prepare."""
+        if self.prepared is not None:
+            outcome, self.prepared = self.prepared, None
+            outcome()
+            self._note("agreed prepared")
+
     def _issue(self, t: int) -> None:
+        self._await_prepared()
         op = self.plan.ops[t]
         self._wait_reads(t)
         self._note("issue", t)
@@ -488,6 +515,14 @@ class Executor(Agreement):
         if self.alloc is not None:
             self.alloc.close()
         self.reader.close()   # cancels what has not started, waits for the rest
-        for f in self.files.values():
-            f.close()
+        self.opened.close()
         self.files = {}
+        # The executor is in reference cycles (read callbacks, the allocator's
+        # maker), which only the garbage collector frees: what it holds goes
+        # now, so a caller that drops the outputs frees them, and the staging.
+        self.slots, self.scratch, self.scratch_ring, self.root_ring = [], None, [], []
+        self.works.clear()
+        self.checkpoints.clear()
+        self.cp_log = []
+        self.op_futures.clear()
+        self.direct_futures.clear()

@@ -300,3 +300,6 @@ class _Solo:
     def agree(self, error: str | None) -> None:
         if error:
             _dist.raise_failures([error])
+
+    def agree_later(self, error: str | None) -> Any:
+        return lambda: self.agree(error)
