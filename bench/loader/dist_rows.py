@@ -403,7 +403,7 @@ def worker(a) -> int:
         elif isinstance(out, dict):
             figures = out
         del out, model
-    res = {"times": times, "extra": max(extras) if extras else None,
+    res = {"times": times, "extra": max(extras) if extras else None, "extras": extras,
            "check": checks[0] if checks else None, "figures": figures,
            "setup_cuda_s": t_cuda - T_START, "setup_nccl_s": t_nccl - t_cuda}
     every = [None] * n
@@ -422,6 +422,8 @@ def worker(a) -> int:
                "checkpoint_bytes": total}
         if extras:
             row["extra_GiB_max"] = round(max(e["extra"] for e in every) / GIB, 3)
+            row["extra_GiB_runs"] = [round(max(e["extras"][i] for e in every) / GIB, 3)
+                                     for i in range(len(extras))]
             row["checks"] = [e["check"] for e in every]
         if figures:
             row["figures"] = figures
