@@ -8,9 +8,9 @@ the tensors belong to that stream as if the caller had made them.
 Before the first tensor the thread reserves the outputs' memory in the
 caching allocator with one allocation, freed at once: torch then cuts each
 tensor from that cached segment instead of calling cudaMalloc once per tensor
-(291 calls for 16 GB took 0.25-0.44 s on an H200; one call of the same size a
-few milliseconds). Each tensor still owns its own block: dropping it frees it
-for torch to reuse."""
+(on an H200, 291 tensors of 16 GB made one by one took 0.25-0.44 s of a load;
+reserving the same in one allocation takes 3 ms). Each tensor still owns its
+block: dropping it frees it for torch to reuse."""
 from __future__ import annotations
 
 import contextlib
