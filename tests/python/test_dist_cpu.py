@@ -203,6 +203,7 @@ def _close_worker(rank, n, path):
     from ufile import safetensors as us
     from ufile.safetensors import _dist_exec, _engine
     _dist_exec.AGREE_EVERY = 1   # on every rank: the status all-reduces must pair up
+    _dist_exec.GATE_LAG = 1
     if rank != 1:
         real = _engine._read
 
@@ -331,12 +332,30 @@ def test_one_rank_fails_every_rank_raises(ckpt, fault, words):
                     fault=fault), *words)
 
 
-def test_missing_shard_on_one_rank(ckpt, tmp_path):
+def _copies_worker(rank, n, paths):
+    import torch
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    with dc.recorded_reads() as reads:
+        out = us.load_checkpoint(paths[rank], group=dist.group.WORLD, max_device_bytes=SMALL)
+    return ({k: t.reshape(-1).view(torch.uint8).numpy().tobytes() for k, t in out.items()},
+            sorted({p.file.path for p in reads}))
+
+
+def test_a_shard_missing_from_one_ranks_copy_comes_from_the_others(ckpt, tmp_path):
+    """Rank 1's copy (another path) lacks a shard: rank 1 reads its other
+    shards from its copy and receives that one's bytes from rank 0."""
     broken = tmp_path / "broken"
     shutil.copytree(ckpt[0], broken)
     os.remove(broken / "model-00002-of-00004.safetensors")
-    res = dist_harness.run(_paths_worker, 2, ([ckpt[0], str(broken)],), deadline=DEADLINE)
-    _all_raise(res, "rank 1", "model-00002-of-00004.safetensors", "missing")
+    paths = [ckpt[0], str(broken)]
+    res = dist_harness.run(_copies_worker, 2, (paths,), deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        got, files = r["ok"]
+        assert got == {k: a.tobytes() for k, a in ckpt[1].items()}, rank
+        assert all(f.startswith(paths[rank] + os.sep) for f in files), (rank, files)
+    assert not any(f.endswith("00002-of-00004.safetensors") for f in res[1]["ok"][1])
 
 
 def _paths_worker(rank, n, paths, rules=None):
@@ -510,3 +529,65 @@ def test_files_are_opened_ahead_while_the_load_is_planned(ckpt):
         assert "ok" in res, f"rank {rank}: {res.get('trace', res)}"
         assert len(res["ok"]) == len(files), res["ok"]
         assert all(t.startswith("ufile-load-open") for t in res["ok"]), res["ok"]
+
+
+def _sample_worker(rank, n, path):
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _dist_hosts
+    calls, real = [], _dist_hosts.file_identity
+
+    def counting(*a, **k):
+        calls.append(a[0])
+        return real(*a, **k)
+    _dist_hosts.file_identity = counting
+    try:
+        us.load_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
+    finally:
+        _dist_hosts.file_identity = real
+    return len(calls)
+
+
+def test_one_copy_is_not_sampled(ckpt):
+    """Every rank sees the same copy: its files have nothing to be compared
+    with, and none is sampled (copies on several hosts are: test_dist_hosts)."""
+    for rank, res in enumerate(dist_harness.run(_sample_worker, 2, (ckpt[0],),
+                                                deadline=DEADLINE)):
+        assert res.get("ok") == 0, f"rank {rank}: {res.get('trace', res)}"
+
+
+def _close_order_worker(rank, n, path, fault):
+    import re
+    import threading
+
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _dist_alloc, _frameworks
+    seen, real_close = [], _dist_alloc.Allocator.close
+
+    def close(self):
+        seen.append(sorted(t.name for t in threading.enumerate()
+                           if re.fullmatch(r"ufile-load-\d+", t.name)))
+        return real_close(self)
+    _dist_alloc.Allocator.close = close
+    if fault and rank == 1:
+        def no_memory(*a, **k):
+            raise RuntimeError("CUDA out of memory (injected)")
+        _frameworks.Torch.bytes_buffer = no_memory
+    try:
+        us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                           max_device_bytes=SMALL)
+    except us.DistributedLoadError:
+        pass
+    return seen
+
+
+@pytest.mark.parametrize("fault", [False, True], ids=["loaded", "a_rank_failed_to_prepare"])
+def test_reads_have_ended_before_the_outputs_are_let_go(ckpt, fault):
+    """Reads write through raw pointers: every reader thread has ended before
+    the allocator lets go of the outputs (a rank that prepared reads before
+    the set-up's agreement, which then fails)."""
+    for rank, res in enumerate(dist_harness.run(_close_order_worker, 3, (ckpt[0], fault),
+                                                deadline=DEADLINE)):
+        assert "ok" in res, f"rank {rank}: {res.get('trace', res)}"
+        assert all(alive == [] for alive in res["ok"]), (rank, res["ok"])

@@ -3,8 +3,9 @@
 (UFILE_HOST_ID names them), each host with its own copy of the checkpoint
 under its own path. Each host reads each byte once (every read counted), no
 tensor byte crosses hosts, one rank a host reads the headers; copies that
-differ, or a host lacking a file, make every rank raise before any read; a
-host whose path does not exist gets every byte from a host that holds it."""
+differ make every rank raise before any read; a host whose path does not
+exist gets every byte from a host that holds it, and a host whose copy lacks
+some files gets those from a host that holds them."""
 from __future__ import annotations
 
 import os
@@ -18,6 +19,7 @@ import dist_harness
 DEADLINE = 120
 SMALL = 64 << 10
 HOSTS = ("node-a", "node-a", "node-b", "node-b")
+GONE = "model-00002-of-00004.safetensors"   # the file a partial copy lacks
 
 
 @pytest.fixture(scope="module")
@@ -135,12 +137,13 @@ def _all_raise(results, *words):
             assert w in res["error"], (w, res["error"])
 
 
-def test_copies_that_differ_make_every_rank_raise_before_any_read(copies, tmp_path):
-    """Host b holds another revision: same names, shapes and offsets (the
-    header digest agrees), other bytes."""
-    a, _, _ = copies
-    other = str(tmp_path / "other")
-    shutil.copytree(a, other)
+@pytest.mark.parametrize("gone", [(), (GONE,)], ids=["whole", "lacking_a_file"])
+def test_copies_that_differ_make_every_rank_raise_before_any_read(copies, tmp_path, gone):
+    """Host b holds another revision of one file: same names, shapes and
+    offsets (the header digest agrees), other bytes; whether its copy holds
+    every file or lacks another one."""
+    a, b, _ = copies
+    other = _partial_copy(b, str(tmp_path / "other"), gone)
     f = os.path.join(other, "model-00003-of-00004.safetensors")
     with open(f, "r+b") as fh:
         fh.seek(os.path.getsize(f) - 100)
@@ -150,14 +153,59 @@ def test_copies_that_differ_make_every_rank_raise_before_any_read(copies, tmp_pa
     _all_raise(res, "model-00003-of-00004.safetensors", "'node-a'", "'node-b'", "differs")
 
 
-def test_a_host_lacking_a_file_makes_every_rank_raise(copies, tmp_path):
-    a, _, _ = copies
-    lacking = str(tmp_path / "lacking")
-    shutil.copytree(a, lacking)
-    os.remove(os.path.join(lacking, "model-00002-of-00004.safetensors"))
-    res = dist_harness.run(_paths_worker, 4, ([a, a, lacking, lacking], list(HOSTS)),
+def _load_each_part_right(arrays: dict, paths: list, hosts: tuple, rules, iterate) -> list:
+    """_lacking_worker's results on 4 ranks, each rank's parts checked."""
+    res = dist_harness.run(_lacking_worker, 4, (paths, hosts, rules, iterate),
                            deadline=DEADLINE)
-    _all_raise(res, "rank 2", "model-00002-of-00004.safetensors")
+    dims = dc.dims_of(arrays, rules)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        for name in arrays:
+            assert r["ok"][0][name] == \
+                dc.expected(arrays, name, dims[name], rank, 4).tobytes(), (rank, name)
+    return res
+
+
+def _partial_copy(src: str, where: str, gone: tuple) -> str:
+    shutil.copytree(src, where)
+    for f in gone:
+        os.remove(os.path.join(where, f))
+    return where
+
+
+@pytest.mark.parametrize("rules,iterate", [(None, False), (dc.SHARD_RULES, False),
+                                           (dc.SHARD_RULES, True)])
+def test_a_host_lacking_some_files_gets_them_from_a_host_that_holds_them(
+        copies, tmp_path, rules, iterate):
+    """Host b's copy lacks one file: its ranks read their other files from
+    their own copy and not a byte of that one; host a reads it for both hosts,
+    each byte once; only rank 0 reads headers."""
+    a, b, arrays = copies
+    partial = _partial_copy(b, str(tmp_path / "partial"), (GONE,))
+    paths = [a, a, partial, partial]
+    res = _load_each_part_right(arrays, paths, HOSTS, rules, iterate)
+    for rank, r in enumerate(res):
+        _, reads, headers, _ = r["ok"]
+        assert all(p.startswith(paths[rank] + os.sep) for p, _, _ in reads), rank
+        assert headers == (4 if rank == 0 else 0), (rank, headers)
+    host_a = _covered(res[0]["ok"][1] + res[1]["ok"][1])
+    host_b = _covered(res[2]["ok"][1] + res[3]["ok"][1])
+    assert GONE in host_a and GONE not in host_b, (sorted(host_a), sorted(host_b))
+    if rules is None:   # every rank wants every tensor: each host reads what it holds, once
+        sizes = {f: sum(s for _, s in spans) for f, spans in host_a.items()}
+        assert sizes == {f: sum(s for _, s in spans) for f, spans in host_b.items()} | \
+            {GONE: sizes[GONE]}, (sizes, host_b)
+        assert sum(sizes.values()) == sum(arr.nbytes for arr in arrays.values())
+
+
+def test_copies_that_each_lack_a_file_make_every_rank_raise(copies, tmp_path):
+    """No copy holds every file: the headers would have no reader."""
+    a, b, _ = copies
+    pa = _partial_copy(a, str(tmp_path / "pa"), ("model-00001-of-00004.safetensors",))
+    pb = _partial_copy(b, str(tmp_path / "pb"), (GONE,))
+    res = dist_harness.run(_paths_worker, 4, ([pa, pa, pb, pb], list(HOSTS)), deadline=DEADLINE)
+    _all_raise(res, "no copy of the checkpoint holds every file", "'node-a' lacks "
+               "model-00001-of-00004.safetensors", f"'node-b' lacks {GONE}")
 
 
 def test_host_id_set_on_some_ranks_only(copies):
@@ -220,15 +268,9 @@ def test_a_host_lacking_the_checkpoint_gets_it_from_a_host_that_holds_it(
     a, b, arrays = copies
     own = {"node-a": a, "node-b": b}
     paths = [own[h] if hold else str(tmp_path / "not-staged") for h, hold in zip(hosts, holds)]
-    res = dist_harness.run(_lacking_worker, 4, (paths, hosts, rules, iterate),
-                           deadline=DEADLINE)
-    dims = dc.dims_of(arrays, rules)
+    res = _load_each_part_right(arrays, paths, hosts, rules, iterate)
     for rank, r in enumerate(res):
-        assert "ok" in r, r.get("trace", r)
-        got, reads, headers, sent = r["ok"]
-        for name in arrays:
-            assert got[name] == dc.expected(arrays, name, dims[name], rank, 4).tobytes(), \
-                (rank, name)
+        _, reads, headers, sent = r["ok"]
         if not holds[rank]:
             assert reads == [] and headers == 0, (rank, len(reads), headers)
         else:
@@ -271,3 +313,37 @@ def test_a_group_other_than_the_default_one_with_ranks_lacking_the_checkpoint(co
             assert got[name] == dc.expected(arrays, name, dims[name], rank - 1, 3).tobytes(), \
                 (rank, name)
         assert (read > 0) == (rank == 1), (rank, read)
+
+
+def test_load_into_with_a_host_lacking_some_files(copies, tmp_path):
+    """load_into gets a lacking file's bytes from the host that holds it too."""
+    a, b, arrays = copies
+    partial = _partial_copy(b, str(tmp_path / "partial"), (GONE,))
+    res = dist_harness.run(_into_full_worker, 4, ([a, a, partial, partial],),
+                           deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, r.get("trace", r)
+        got, reads = r["ok"]
+        assert sorted(got) == sorted(arrays), rank
+        for name, arr in arrays.items():
+            assert got[name] == arr.tobytes(), (rank, name)
+        if rank >= 2:
+            assert not any(p.endswith(GONE) for p, _, _ in reads), rank
+
+
+def _into_full_worker(rank, n, paths):
+    """load_into of every tensor, whole, into tensors made like load_checkpoint's
+    on rank 0's copy; returns their bytes and every read."""
+    import torch
+    import torch.distributed as dist
+    import ufile.safetensors as us
+    os.environ["UFILE_HOST_ID"] = HOSTS[rank]
+    like = us.load_checkpoint(paths[0]) if rank == 0 else None
+    box = [{k: (tuple(t.shape), t.dtype) for k, t in like.items()} if like else None]
+    dist.broadcast_object_list(box, src=0)
+    reads, _, _ = _count_reads_and_data(dist)
+    targets = {k: torch.zeros(shape, dtype=dt) for k, (shape, dt) in box[0].items()}
+    us.load_into(paths[rank], targets, group=dist.group.WORLD, max_device_bytes=SMALL)
+    got = {k: t.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+           for k, t in targets.items()}
+    return got, reads

@@ -30,21 +30,15 @@ def blocked(monkeypatch):
 @pytest.mark.parametrize("threads", [2, 4, 8, 16])
 def test_gating_read_runs_while_own_reads_hold_every_other_thread(blocked, threads):
     release, ran = blocked
-    reader = _dist_reader.PriorityReader(threads)
+    reader = _dist_reader.PriorityReader(threads, _dist_reader.gating_threads(threads))
     try:
         own = reader.submit([("own", i) for i in range(4 * threads)], (1, 0))
-        busy = threads - _dist_reader.gating_threads(threads)
-        deadline = time.monotonic() + 10
-        while len(ran) < busy and time.monotonic() < deadline:   # every free thread has one
-            time.sleep(0.01)
-        time.sleep(0.1)
-        assert len(ran) >= busy
+        _wait_running(ran, threads - _dist_reader.gating_threads(threads))
+        time.sleep(0.1)   # every free thread has taken one
         gate = reader.submit([("gate", 0)], (0, 5))
         gate[0].result(timeout=10)   # would time out if own reads held every thread
         assert not any(f.done() for f in own)
-        release.set()
-        for f in own:
-            f.result(timeout=10)
+        _finish(release, own)
     finally:
         release.set()
         reader.close()
@@ -53,7 +47,7 @@ def test_gating_read_runs_while_own_reads_hold_every_other_thread(blocked, threa
 def test_one_thread_runs_everything_in_priority_order(blocked):
     release, ran = blocked
     release.set()
-    reader = _dist_reader.PriorityReader(1)
+    reader = _dist_reader.PriorityReader(1, _dist_reader.gating_threads(1))
     try:
         first = reader.submit([("hold", 0)], (0, 0))
         with reader._cv:   # queue the rest while nothing can be taken
@@ -68,7 +62,7 @@ def test_one_thread_runs_everything_in_priority_order(blocked):
 
 def test_close_cancels_what_has_not_started(blocked):
     release, ran = blocked
-    reader = _dist_reader.PriorityReader(2)
+    reader = _dist_reader.PriorityReader(2, 1)
     own = reader.submit([("own", i) for i in range(6)], (1, 0))
     threading.Timer(0.2, release.set).start()
     reader.close()
@@ -79,3 +73,30 @@ def test_close_cancels_what_has_not_started(blocked):
 
 def test_gating_threads():
     assert [_dist_reader.gating_threads(n) for n in (1, 2, 7, 8, 16)] == [0, 1, 1, 2, 4]
+
+
+def test_without_gating_threads_every_thread_takes_own_reads(blocked):
+    """A load without collectives keeps no thread for gating reads."""
+    release, ran = blocked
+    reader = _dist_reader.PriorityReader(4, 0)
+    try:
+        own = reader.submit([("own", i) for i in range(8)], (1, 0))
+        _wait_running(ran, 4)
+        assert len(ran) == 4
+        _finish(release, own)
+    finally:
+        release.set()
+        reader.close()
+
+
+def _wait_running(ran: list, count: int) -> None:
+    deadline = time.monotonic() + 10
+    while len(ran) < count and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert len(ran) >= count, ran
+
+
+def _finish(release, futures: list) -> None:
+    release.set()
+    for f in futures:
+        f.result(timeout=10)

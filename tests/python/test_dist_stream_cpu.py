@@ -103,6 +103,7 @@ def _raise_worker(rank, n, path, raise_at):
     from ufile import safetensors as us
     from ufile.safetensors import _dist_exec
     _dist_exec.AGREE_EVERY = 2   # on every rank: statuses pair up
+    _dist_exec.GATE_LAG = 2      # each waited for two collectives after it
     issued = [0]
     for fn in ("broadcast", "all_to_all_single"):
         real = getattr(dist, fn)

@@ -27,7 +27,7 @@ import os
 import zlib
 from typing import Any, Iterator
 
-from . import _dist_hosts, _dist_setup
+from . import _dist_hosts, _dist_partial, _dist_setup
 from ._dist_exec import Executor
 from ._dist_files import Files
 from ._dist_plan import make_plan, wants_from_dims
@@ -235,11 +235,16 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
     with ctx:
         hosts = [s["host"] for s in setups]
         world = _dist_hosts.is_world(g.dist, group)
-        headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+        partial = _dist_partial.partial(setups)
+        if partial:   # a copy holds only some files
+            headers, idents, error = _dist_partial.shared_headers(
+                g, setups, headers_fn, world, _dist_setup.source_path(source))
+        else:
+            headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
         timeline.note("headers")
         files = Files(opts.direct)   # opened while the load is agreed and planned
-        if not error and not setups[g.rank].get("lacks"):
-            files.start([h.path for h in headers])
+        if not error:
+            files.start([h.path for h in headers if not _dist_partial.lacks(setups[g.rank], h)])
         try:
             def received() -> list:
                 if error:
@@ -255,22 +260,33 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
             if order is not None:
                 order.extend(names)
             wanted = [from_bitmap(names, s["wanted"]) for s in states]
-            lacking = [bool(s.get("lacks")) for s in setups]
-            ex = _executor(g, hosts, world, headers, dims, wanted, fw, device, opts, total,
-                           depth, stream, lacking=lacking, timeline=timeline, files=files)
-            timeline.note("planned")
-            try:
-                yield from ex.run()
-            except DistributedLoadError:
-                raise
-            except Exception as exc:  # a collective itself failed (a rank exited, a timeout)
-                raise DistributedLoadError(
-                    f"collective load failed on rank {g.rank}: {type(exc).__name__}: {exc} "
-                    f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
-            finally:
-                ex.close()
+            # One load a group of files that the same ranks lack, in turn.
+            groups = _dist_partial.file_groups(headers, setups) if partial else \
+                [(headers, [bool(s.get("lacks")) for s in setups])]
+            for group_headers, lacking in groups:
+                held = {n for h in group_headers for n in h.tensors}
+                ex = _executor(g, hosts, world, group_headers, dims,
+                               [w & held for w in wanted], fw, device, opts, total, depth,
+                               stream, lacking=lacking, timeline=timeline, files=files)
+                timeline.note("planned")
+                yield from _run(ex, g.rank)
         finally:
             files.close()
+
+
+def _run(ex: Executor, rank: int) -> Iterator[tuple[str, Any]]:
+    """The executor's items; a collective that fails under it (a rank exited,
+    a timeout) raised as DistributedLoadError."""
+    try:
+        yield from ex.run()
+    except DistributedLoadError:
+        raise
+    except Exception as exc:
+        raise DistributedLoadError(
+            f"collective load failed on rank {rank}: {type(exc).__name__}: {exc} "
+            f"(another rank may have exited or timed out)", {rank: str(exc)}) from exc
+    finally:
+        ex.close()
 
 
 def _convert(framework: str, device: Any, options: dict) -> tuple:

@@ -2,9 +2,9 @@
 """How the ranks of a collective load agree (_dist_exec's Executor): the
 status all-reduces issued every ``_dist_exec.AGREE_EVERY`` collectives (and
 at each segment's end, _dist_stream), looked at once complete to yield what
-they cover; the gates that wait for each status that many collectives later
-at the latest, so that after a failure every rank stops at the same
-collective; the final agreement over the whole group."""
+they cover; the gates that wait for each status ``_dist_exec.GATE_LAG``
+collectives later at the latest, so that after a failure every rank stops at
+the same collective; the final agreement over the whole group."""
 from __future__ import annotations
 
 from typing import Any, Iterator
@@ -17,13 +17,15 @@ class Agreement:
 
     def _gate(self, t: int | None) -> bool:
         """Before op ``t`` (None: now), waits for each status issued
-        AGREE_EVERY ops or more earlier (every one for None) and looks at it:
+        GATE_LAG ops or more earlier (every one for None) and looks at it:
         the ops where ranks stop after a failure are then the same on every
-        rank. False once one says a rank failed."""
-        from ._dist_exec import AGREE_EVERY   # looked up per call: tests set it
+        rank. False once one says a rank failed. The lag lets the walk issue
+        what its own reads have completed while the collectives ahead of it
+        still wait for a slower rank's reads."""
+        from ._dist_exec import GATE_LAG   # looked up per call: tests set it
         while self.gated < len(self.cp_log):
             upto, value, done = self.cp_log[self.gated]
-            if t is not None and upto + AGREE_EVERY > t:
+            if t is not None and upto + GATE_LAG > t:
                 break
             if self.cuda:
                 done.synchronize()

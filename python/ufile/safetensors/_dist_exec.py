@@ -12,7 +12,7 @@ One host thread walks the plan's collectives in order with two cursors:
 Nothing on the way waits for the other ranks: every ``AGREE_EVERY``
 collectives a one-integer status is all-reduced asynchronously and looked at
 once it has completed (tensors it covers are then yielded), and waited for
-``AGREE_EVERY`` collectives later at the latest (_dist_agree); one final
+``GATE_LAG`` collectives later at the latest (_dist_agree); one final
 agreement precedes the return. A rank that fails (read error, out of memory, an
 exception of its own, a consumer that stopped) stops reading and keeps joining
 the collectives with scratch memory until a status shows its failure, where
@@ -41,12 +41,13 @@ from ._dist_agree import Agreement
 from ._dist_alloc import Allocator, large_pool_bytes
 from ._dist_files import Files
 from ._dist_plan import AllToAll, Broadcast, Plan
-from ._dist_reader import PriorityReader
+from ._dist_reader import PriorityReader, gating_threads
 from ._dist_staging import SCRATCH_RING, staging
 from ._format import DTYPES, Header, TensorInfo
 from ._timeline import Timeline
 
 AGREE_EVERY = 16      # collectives between two status all-reduces
+GATE_LAG = 64         # collectives a status may trail the walk before the walk waits for it
 LOOKAHEAD = 4         # collectives prepared ahead of the one issued, per read thread and rank
 
 # Test seams: a callable run on the side stream before each all-to-all packing
@@ -77,9 +78,13 @@ class Executor(Agreement):
         # to read into, instead of a new one (load_into).
         self.destination: Any = None
         self.files: dict = {}               # file index -> File
-        self.opened = files or Files(opts.direct)   # the caller's may have opened them ahead
+        # The caller's files (opened ahead, closed by the caller), or its own.
+        self.own_files = files is None
+        self.opened = Files(opts.direct) if files is None else files
         self.failed: str | None = None
-        self.reader = PriorityReader(opts.inflight)
+        # Threads kept for the reads a collective waits for, where there are any.
+        self.reader = PriorityReader(opts.inflight,
+                                     gating_threads(opts.inflight) if plan.ops else 0)
         self.prepared: Any = None           # waits for the set-up's agreement (agree_later)
         self.op_futures: dict = {}          # op index -> this rank's read futures
         self.direct_futures: dict = collections.defaultdict(list)   # name -> futures
@@ -512,11 +517,16 @@ class Executor(Agreement):
         with self.alloc_cv:
             self.closing = True
             self.alloc_cv.notify_all()
+        # Reads write through raw pointers: none may run once a tensor or a
+        # staging buffer can be freed.
+        self.reader.close()   # cancels what has not started, waits for the rest
         if self.alloc is not None:
             self.alloc.close()
-        self.reader.close()   # cancels what has not started, waits for the rest
-        self.opened.close()
+        if self.own_files:
+            self.opened.close()
         self.files = {}
+        if self.side is not None:   # memory freed below is reused behind the side stream
+            self.torch.cuda.current_stream().wait_stream(self.side)
         # The executor is in reference cycles (read callbacks, the allocator's
         # maker), which only the garbage collector frees: what it holds goes
         # now, so a caller that drops the outputs frees them, and the staging.

@@ -7,12 +7,15 @@ the same copy of the checkpoint, and the identity of the bytes each copy holds.
   agree across ranks (a mix would merge or split hosts silently).
 - A *copy* is the ranks of one host that pass the same path (a node-local copy
   under a per-host path, or a shared filesystem seen from that host): one of
-  them (its first rank) reads the headers and samples the files; the others
-  receive what it found over the copy's own sub-group.
+  them (its first rank) reads the headers and, when the ranks see more than
+  one copy, samples the files; the others receive what it found over the
+  copy's own sub-group.
 - A copy *lacks* the checkpoint when its path does not exist on its host (a
   node-local copy not staged there): a copy that holds it reads for it (the
   lacking copies go round robin to the holding ones, in first-rank order),
-  its headers and its bytes; a copy with only some files missing is an error.
+  its headers and its bytes. A copy that lacks only some files (those its
+  index names, ``missing_files``) gets those from a copy that holds them
+  (_dist_partial).
 - A file's identity is its size and a SHA-256 over its header and
   ``SAMPLE_BLOCKS`` blocks of its data spread evenly over it: copies that
   differ there (another revision of the same architecture) are found before
@@ -25,11 +28,13 @@ no new group)."""
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import socket
 from typing import Any
 
 HOST_ENV = "UFILE_HOST_ID"
+INDEX = "model.safetensors.index.json"
 SAMPLE_BLOCKS = 16
 BLOCK = 4096
 
@@ -79,6 +84,26 @@ def members(keys: list) -> dict:
 def lacks(source: str | None) -> bool:
     """Whether this rank's copy of the checkpoint is missing on its host."""
     return source is not None and not os.path.exists(source)
+
+
+def missing_files(source: str | None) -> list:
+    """Names of the files the index of the copy at ``source`` names but its
+    directory lacks (sorted); [] when the path does not exist, names no
+    index, or holds every file (an index that cannot be read is reported by
+    the headers' reading)."""
+    if source is None:
+        return []
+    index = os.path.join(source, INDEX) if os.path.isdir(source) else source
+    if not index.endswith(".json") or not os.path.isfile(index):
+        return []
+    try:
+        with open(index, encoding="utf-8") as f:
+            shards = set(json.load(f)["weight_map"].values())
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return []
+    base = os.path.dirname(index)
+    return sorted(s for s in shards if isinstance(s, str)
+                  and not os.path.isfile(os.path.join(base, s)))
 
 
 def reading_units(keys: list, lacking: list) -> list:

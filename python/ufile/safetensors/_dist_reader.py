@@ -24,18 +24,18 @@ def gating_threads(threads: int) -> int:
 
 class PriorityReader:
     """Runs ``_engine`` pieces on ``threads`` threads, lowest priority first
-    (ties in submission order); ``gating_threads(threads)`` of them take only
-    pieces of priority class 0. ``close`` cancels what has not started and
-    waits for the rest."""
+    (ties in submission order); ``gating`` of them take only pieces of
+    priority class 0 (``gating_threads(threads)`` for a load with
+    collectives, 0 for one without). ``close`` cancels what has not started
+    and waits for the rest."""
 
-    def __init__(self, threads: int):
+    def __init__(self, threads: int, gating: int):
         threads = max(1, threads)
         self._heap: list = []          # class 0 (gating), lowest first
         self._rest: list = []          # every other class
         self._seq = itertools.count()
         self._cv = threading.Condition()
         self._closed = False
-        gating = gating_threads(threads)
         self._threads = [threading.Thread(target=self._work, args=(i < gating,),
                                           name=f"ufile-load-{i}", daemon=True)
                          for i in range(threads)]

@@ -52,6 +52,7 @@ def setup_state(g: Any, fw: Any, device: str | None, raw_opts: Any, error: str |
         return {"error": None, "host": host, "host_named": named,
                 "copy": _dist_hosts.copy_key(host, source) if source else None,
                 "lacks": _dist_hosts.lacks(source),
+                "missing": _dist_hosts.missing_files(source),
                 "framework": fw.name, "device": device.split(":")[0],
                 "mode": "iter_checkpoint" if stream else "load_checkpoint", "staging": sizes_of(opts),
                 "direct": opts.direct, "request_bytes": opts.request_bytes,
@@ -74,11 +75,12 @@ def check_setup(states: list) -> None:
                                            f"{first[key]!r}, rank {r} has {s[key]!r}")
 
 
-def read_local(headers_fn: Callable[[], list]) -> tuple:
-    """(headers, identities, error): what a copy's reading rank sends."""
+def read_local(headers_fn: Callable[[], list], sample: bool = True) -> tuple:
+    """(headers, identities, error): what a copy's reading rank sends; the
+    identities (the files sampled) only when ``sample``, else None."""
     try:
         headers = headers_fn()
-        return headers, _dist_hosts.identities(headers), None
+        return headers, _dist_hosts.identities(headers) if sample else None, None
     except Exception as exc:  # noqa: BLE001 - reported to every rank
         return None, None, f"{type(exc).__name__}: {exc}"
 
@@ -94,22 +96,25 @@ def shared_headers(g: Any, states: list, headers_fn: Callable[[], list], world: 
     first that holds it, over the group."""
     keys = [s["copy"] for s in states]
     lacking = [bool(s.get("lacks")) for s in states]
+    # One copy for every rank: nothing to compare its files with, none sampled.
+    sample = None in keys or len(set(keys)) > 1
     if not world or None in keys:
         if not any(lacking) or all(lacking):
-            return read_local(headers_fn)
-        return _sent(g, lacking.index(False), g.group, headers_fn)
+            return read_local(headers_fn, sample)
+        return _sent(g, lacking.index(False), g.group, headers_fn, sample)
     shared = [u for u in _dist_hosts.reading_units(keys, lacking) if len(u) > 1]
     groups = _dist_hosts.subgroups(g.dist, shared)   # on every process, in the same order
     mine = next((u for u in shared if g.rank in u), None)
     if mine is None:
-        return read_local(headers_fn)
+        return read_local(headers_fn, sample)
     reader = next((r for r in mine if not lacking[r]), mine[0])
-    return _sent(g, reader, groups[shared.index(mine)], headers_fn)
+    return _sent(g, reader, groups[shared.index(mine)], headers_fn, sample)
 
 
-def _sent(g: Any, reader: int, group: Any, headers_fn: Callable[[], list]) -> tuple:
+def _sent(g: Any, reader: int, group: Any, headers_fn: Callable[[], list],
+          sample: bool) -> tuple:
     """What ``reader`` (a rank of g) read, broadcast over ``group``."""
-    payload = [pack(read_local(headers_fn)) if g.rank == reader else None]
+    payload = [pack(read_local(headers_fn, sample)) if g.rank == reader else None]
     g.dist.broadcast_object_list(payload, src=g.global_rank(reader), group=group)
     headers, idents, error = unpack(payload[0])
     if error and g.rank != reader:   # named once, on the rank that read them

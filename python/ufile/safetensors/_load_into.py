@@ -22,7 +22,7 @@ import zlib
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping, Union
 
-from . import _dist, _dist_box, _dist_hosts, _dist_setup, _frameworks, _loader
+from . import _dist, _dist_box, _dist_hosts, _dist_partial, _dist_setup, _frameworks, _loader
 from ._dist_exec import Executor
 from ._dist_plan import Part, Want, make_plan
 from ._format import DTYPES, TensorInfo
@@ -42,23 +42,25 @@ def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group:
         device = _targets_device(targets)
         g, headers, dests, ex = _alone(fw, device, headers_fn, targets, rename, cast, strict,
                                        options)
+        executors: Iterator[Executor] = iter([ex])
     else:
         g, device, setups, opts = _set_up(fw, group, targets, options, source)
     ctx = torch.cuda.device(device) if device != "cpu" else contextlib.nullcontext()
     with ctx:
         if group is not None:
-            headers, dests, ex = _agree(g, fw, device, setups, opts, group, headers_fn,
-                                        targets, rename, cast, strict)
+            headers, dests, executors = _agree(g, fw, device, setups, opts, group, headers_fn,
+                                               targets, rename, cast, strict, source)
         staged: dict = {}
-        ex.destination = lambda key, part: _memory(fw, device, dests[key], part, staged)
-        parts = _run(ex, g)
-        try:
-            for key, got in parts:
-                if key in staged:
-                    _complete(dests[key].view, got, staged.pop(key))
-        finally:
-            parts.close()   # a failure here: this rank joins the rest as a failed rank
-            ex.close()
+        for ex in executors:   # one, or one a group of files (copies lacking some)
+            ex.destination = lambda key, part: _memory(fw, device, dests[key], part, staged)
+            parts = _run(ex, g)
+            try:
+                for key, got in parts:
+                    if key in staged:
+                        _complete(dests[key].view, got, staged.pop(key))
+            finally:
+                parts.close()   # a failure here: this rank joins the rest as a failed rank
+                ex.close()
     loaded = {d.name for d in dests.values()}
     return [n for n in _dist.checkpoint_order(headers) if n in loaded]
 
@@ -107,13 +109,19 @@ def _set_up(fw: Any, group: Any, targets: Mapping, options: dict, source: Any) -
 
 def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
            headers_fn: Callable[[], list], targets: Mapping, rename: Rename, cast: bool,
-           strict: bool) -> tuple:
+           strict: bool, source: Any) -> tuple:
     """Headers (one reader a copy of the checkpoint), every rank's wants and
-    the files' identities exchanged and agreed; (headers, destinations,
-    executor of this rank's plan: its host's when the group spans several)."""
+    the files' identities exchanged and agreed; (headers, destinations, the
+    executors of this rank's plans, made in turn: its host's when the group
+    spans several, one a group of files when copies lack some, _dist_partial)."""
     hosts = [s["host"] for s in setups]
     world = _dist_hosts.is_world(g.dist, group)
-    headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+    partial = _dist_partial.partial(setups)
+    if partial:
+        headers, idents, error = _dist_partial.shared_headers(
+            g, setups, headers_fn, world, _dist_setup.source_path(source))
+    else:
+        headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
     state, dests = _local_state(headers, error, targets, rename, cast, strict)
     state["identity"] = _dist_setup.identity_digest(idents)
     states = g.objects(state)
@@ -122,9 +130,17 @@ def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
     shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
     wants = [_decode(names, s["wants"], shapes) for s in states]
     total, depth = _dist.staging_sizes(opts)
-    ex = _dist._executor(g, hosts, world, headers, {}, [], fw, device, opts, total, depth,
-                         False, wants=wants, lacking=[bool(s.get("lacks")) for s in setups])
-    return headers, dests, ex
+    groups = _dist_partial.file_groups(headers, setups) if partial else \
+        [(headers, [bool(s.get("lacks")) for s in setups])]
+
+    def executors() -> Iterator[Executor]:
+        for group_headers, lacking in groups:
+            held = {n for h in group_headers for n in h.tensors}
+            yield _dist._executor(g, hosts, world, group_headers, {}, [], fw, device, opts,
+                                  total, depth, False, lacking=lacking,
+                                  wants=[{k: w for k, w in mine.items() if w.name in held}
+                                         for mine in wants])
+    return headers, dests, executors()
 
 
 def _run(ex: Executor, g: Any) -> Iterator[tuple[str, Any]]:
