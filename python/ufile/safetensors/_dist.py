@@ -235,12 +235,8 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
     with ctx:
         hosts = [s["host"] for s in setups]
         world = _dist_hosts.is_world(g.dist, group)
-        partial = _dist_partial.partial(setups)
-        if partial:   # a copy holds only some files
-            headers, idents, error = _dist_partial.shared_headers(
-                g, setups, headers_fn, world, _dist_setup.source_path(source))
-        else:
-            headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+        headers, idents, error = _dist_partial.headers_of(g, setups, headers_fn, world,
+                                                          _dist_setup.source_path(source))
         timeline.note("headers")
         files = Files(opts.direct)   # opened while the load is agreed and planned
         if not error:
@@ -261,9 +257,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                 order.extend(names)
             wanted = [from_bitmap(names, s["wanted"]) for s in states]
             # One load a group of files that the same ranks lack, in turn.
-            groups = _dist_partial.file_groups(headers, setups) if partial else \
-                [(headers, [bool(s.get("lacks")) for s in setups])]
-            for group_headers, lacking in groups:
+            for group_headers, lacking in _dist_partial.load_groups(headers, setups):
                 held = {n for h in group_headers for n in h.tensors}
                 ex = _executor(g, hosts, world, group_headers, dims,
                                [w & held for w in wanted], fw, device, opts, total, depth,

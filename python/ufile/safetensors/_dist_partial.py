@@ -22,9 +22,27 @@ from typing import Any, Callable
 from . import _dist_hosts, _dist_setup
 from ._format import Header
 
+
 def partial(setups: list) -> bool:
     """Whether some rank's copy holds only some of the files."""
     return any(s.get("missing") for s in setups)
+
+
+def headers_of(g: Any, setups: list, headers_fn: Callable[[], list], world: bool,
+               source: str | None) -> tuple:
+    """(headers, identities, error) for this rank: ``shared_headers`` below
+    where a copy lacks some files, else _dist_setup's."""
+    if partial(setups):
+        return shared_headers(g, setups, headers_fn, world, source)
+    return _dist_setup.shared_headers(g, setups, headers_fn, world)
+
+
+def load_groups(headers: list, setups: list) -> list:
+    """[(headers, lacking per rank)], loaded in turn: ``file_groups`` where a
+    copy lacks some files, else every file at once."""
+    if partial(setups):
+        return file_groups(headers, setups)
+    return [(headers, [bool(s.get("lacks")) for s in setups])]
 
 
 def lacks(setup: dict, header: Header) -> bool:
@@ -75,7 +93,7 @@ def _compare_copies(g: Any, setups: list, headers: list, reference: list) -> str
     if first and not setups[g.rank].get("lacks"):
         try:
             own = _dist_hosts.identities([h for h in headers if not lacks(setups[g.rank], h)])
-        except OSError as exc:
+        except Exception as exc:  # noqa: BLE001 - reported to every rank
             own = f"sampling its files: {type(exc).__name__}: {exc}"
     found = [None] * g.size
     g.dist.all_gather_object(found, own, group=g.group)

@@ -8,8 +8,9 @@ exchange that every rank makes, so that an error on one rank raises on all:
    mode (load or iterate), its host and its copy of the checkpoint; a rank's
    error there (a bad option, a group that cannot move the device's tensors)
    or ranks that disagree raise DistributedLoadError on every rank;
-2. the headers: one rank of each copy reads them and samples the files
-   (_dist_hosts.file_identity) and sends both to the copy's other ranks;
+2. the headers: one rank of each copy reads them and, when the ranks see
+   several copies, samples the files (_dist_hosts.file_identity), and sends
+   both to the copy's other ranks (copies lacking some files: _dist_partial);
 3. (in _dist) the exchange of what each rank selects and splits, with the
    files' identities: copies that differ raise on every rank, naming both
    hosts and the file."""

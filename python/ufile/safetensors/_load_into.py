@@ -116,12 +116,8 @@ def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
     spans several, one a group of files when copies lack some, _dist_partial)."""
     hosts = [s["host"] for s in setups]
     world = _dist_hosts.is_world(g.dist, group)
-    partial = _dist_partial.partial(setups)
-    if partial:
-        headers, idents, error = _dist_partial.shared_headers(
-            g, setups, headers_fn, world, _dist_setup.source_path(source))
-    else:
-        headers, idents, error = _dist_setup.shared_headers(g, setups, headers_fn, world)
+    headers, idents, error = _dist_partial.headers_of(g, setups, headers_fn, world,
+                                                      _dist_setup.source_path(source))
     state, dests = _local_state(headers, error, targets, rename, cast, strict)
     state["identity"] = _dist_setup.identity_digest(idents)
     states = g.objects(state)
@@ -130,11 +126,8 @@ def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
     shapes = [i.shape for h in headers for i in (h.tensors[n] for n in h.offset_order())]
     wants = [_decode(names, s["wants"], shapes) for s in states]
     total, depth = _dist.staging_sizes(opts)
-    groups = _dist_partial.file_groups(headers, setups) if partial else \
-        [(headers, [bool(s.get("lacks")) for s in setups])]
-
     def executors() -> Iterator[Executor]:
-        for group_headers, lacking in groups:
+        for group_headers, lacking in _dist_partial.load_groups(headers, setups):
             held = {n for h in group_headers for n in h.tensors}
             yield _dist._executor(g, hosts, world, group_headers, {}, [], fw, device, opts,
                                   total, depth, False, lacking=lacking,
