@@ -240,7 +240,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
         timeline.note("headers")
         files = Files(opts.direct)   # opened while the load is agreed and planned
         if not error:
-            files.start([h.path for h in headers if not _dist_partial.lacks(setups[g.rank], h)])
+            files.start([h.path for h in headers if not _dist_partial.lacks_file(setups[g.rank], h)])
         try:
             def received() -> list:
                 if error:

@@ -45,7 +45,7 @@ def load_groups(headers: list, setups: list) -> list:
     return [(headers, [bool(s.get("lacks")) for s in setups])]
 
 
-def lacks(setup: dict, header: Header) -> bool:
+def lacks_file(setup: dict, header: Header) -> bool:
     """Whether this set-up's copy lacks ``header``'s file."""
     return bool(setup.get("lacks")) or os.path.basename(header.path) in setup.get("missing", [])
 
@@ -77,40 +77,38 @@ def shared_headers(g: Any, setups: list, headers_fn: Callable[[], list], world: 
     mine = setups[g.rank]
     if not mine.get("lacks") and source is not None:
         base = source if os.path.isdir(source) else os.path.dirname(source)
-        headers = [h if lacks(mine, h) else
+        headers = [h if lacks_file(mine, h) else
                    Header(os.path.join(base, os.path.basename(h.path)), h.data_start,
                           h.file_size, h.metadata, h.tensors)
                    for h in headers]
-    return headers, idents, _compare_copies(g, setups, headers, idents)
+    return headers, idents, _compare_copies(g, setups, headers, idents, full)
 
 
-def _compare_copies(g: Any, setups: list, headers: list, reference: list) -> str | None:
-    """Each copy's first rank samples the files its copy holds; the first
-    that differs from the full copy's, naming both hosts, or None."""
+def _compare_copies(g: Any, setups: list, headers: list, reference: list,
+                    full: int) -> str | None:
+    """The first rank of each copy but the full one (whose samples are the
+    ``reference``) samples the files its copy holds; the first that differs
+    from the reference, naming both hosts, or None."""
     keys = [s.get("copy") for s in setups]
     first = keys.index(keys[g.rank]) == g.rank
     own = None
-    if first and not setups[g.rank].get("lacks"):
+    if first and keys[g.rank] != keys[full] and not setups[g.rank].get("lacks"):
         try:
-            own = _dist_hosts.identities([h for h in headers if not lacks(setups[g.rank], h)])
+            own = _dist_hosts.identities([h for h in headers
+                                          if not lacks_file(setups[g.rank], h)])
         except Exception as exc:  # noqa: BLE001 - reported to every rank
             own = f"sampling its files: {type(exc).__name__}: {exc}"
     found = [None] * g.size
     g.dist.all_gather_object(found, own, group=g.group)
-    ref = {f[0]: f for f in reference}
-    full = next(r for r, s in enumerate(setups) if not s.get("lacks") and not s.get("missing"))
+    ref = {f[0]: f for f in reference}   # every file: the full copy holds them all
     for r, files in enumerate(found):
         if isinstance(files, str):
             return f"rank {r} ({setups[r]['host']!r}): {files}"
-        for name, size, digest in files or []:
-            want = ref.get(name)
-            if want is None or want[1:] != (size, digest):
-                return (f"ranks disagree on the checkpoint: {name} differs between host "
-                        f"{setups[full]['host']!r} (rank {full}) and host "
-                        f"{setups[r]['host']!r} (rank {r}): "
-                        f"{want[1] if want else 'no such file'} bytes, sampled digest "
-                        f"{want[2][:12] if want else '-'} and {size} bytes, sampled digest "
-                        f"{digest[:12]}")
+        for mine in files or []:
+            if tuple(mine) != tuple(ref[mine[0]]):
+                return _dist_setup.file_difference(
+                    ref[mine[0]], mine, f"host {setups[full]['host']!r} (rank {full}) and "
+                    f"host {setups[r]['host']!r} (rank {r})")
     return None
 
 
@@ -119,7 +117,7 @@ def file_groups(headers: list, setups: list) -> list:
     of their first file; ``lacking`` per rank."""
     groups: dict = {}
     for h in headers:
-        key = tuple(lacks(s, h) for s in setups)
+        key = tuple(lacks_file(s, h) for s in setups)
         groups.setdefault(key, []).append(h)
     return [(hs, list(key)) for key, hs in groups.items()]
 

@@ -160,10 +160,15 @@ def identity_error(idents: list, hosts: list) -> str | None:
             return (f"ranks disagree on the checkpoint's files between {where}: "
                     f"{[f[0] for f in first]} and {[f[0] for f in mine]}")
         a, b = next((a, b) for a, b in zip(first, mine) if a != b)
-        return (f"ranks disagree on the checkpoint: {a[0]} differs between {where}: "
-                f"{a[1]} bytes, sampled digest {a[2][:12]} and {b[1]} bytes, "
-                f"sampled digest {b[2][:12]}")
+        return file_difference(a, b, where)
     return None
+
+
+def file_difference(a: tuple, b: tuple, where: str) -> str:
+    """The error for one file's two identities (name, size, sampled digest)."""
+    return (f"ranks disagree on the checkpoint: {a[0]} differs between {where}: "
+            f"{a[1]} bytes, sampled digest {a[2][:12]} and {b[1]} bytes, "
+            f"sampled digest {b[2][:12]}")
 
 
 def source_path(source: Any) -> str | None:
