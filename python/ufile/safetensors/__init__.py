@@ -19,7 +19,6 @@ Lifetimes: a view keeps its run's buffer alive until every view into that run
 is gone; use ``max_device_bytes`` when tensors are dropped one by one."""
 from __future__ import annotations
 
-import json
 import os
 from typing import Any, Iterator
 
@@ -27,7 +26,7 @@ from . import _dist, _dist_rules, _frameworks, _loader
 from ._dist import DistributedLoadError
 from ._dist_mesh import on_mesh
 from ._dist_rules import shard_from_tp_plan
-from ._format import DTYPES, SafetensorError, read_header
+from ._format import DTYPES, INDEX, SafetensorError, read_header, read_weight_map
 from ._open import SafeSlice, safe_open
 from ._save import save, save_file
 from ._save_checkpoint import save_checkpoint
@@ -65,7 +64,7 @@ def _checkpoint(path: str) -> tuple[list[str], dict[str, str] | None]:
     """(shard files, the index's tensor -> shard path map or None), the index
     read once."""
     if os.path.isdir(path):
-        index = os.path.join(path, "model.safetensors.index.json")
+        index = os.path.join(path, INDEX)
         if not os.path.exists(index):
             files = sorted(f for f in os.listdir(path) if f.endswith(".safetensors"))
             if not files:
@@ -78,14 +77,7 @@ def _checkpoint(path: str) -> tuple[list[str], dict[str, str] | None]:
 
 
 def _read_index(index: str) -> tuple[list[str], dict[str, str]]:
-    try:
-        with open(index, encoding="utf-8") as f:
-            doc = json.load(f)
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise SafetensorError(f"{index}: not valid JSON: {exc}") from None
-    wmap = doc.get("weight_map") if isinstance(doc, dict) else None
-    if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
-        raise SafetensorError(f"{index}: no weight_map of tensor names to file names")
+    wmap = read_weight_map(index)
     base, files, where = os.path.dirname(index), [], {}
     for name, shard in wmap.items():
         full = os.path.join(base, shard)

@@ -28,13 +28,13 @@ no new group)."""
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import socket
 from typing import Any
 
+from ._format import INDEX, SafetensorError, read_weight_map
+
 HOST_ENV = "UFILE_HOST_ID"
-INDEX = "model.safetensors.index.json"
 SAMPLE_BLOCKS = 16
 BLOCK = 4096
 
@@ -97,13 +97,11 @@ def missing_files(source: str | None) -> list:
     if not index.endswith(".json") or not os.path.isfile(index):
         return []
     try:
-        with open(index, encoding="utf-8") as f:
-            shards = set(json.load(f)["weight_map"].values())
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        shards = set(read_weight_map(index).values())
+    except (OSError, SafetensorError):
         return []
     base = os.path.dirname(index)
-    return sorted(s for s in shards if isinstance(s, str)
-                  and not os.path.isfile(os.path.join(base, s)))
+    return sorted(s for s in shards if not os.path.isfile(os.path.join(base, s)))
 
 
 def reading_units(keys: list, lacking: list) -> list:

@@ -11,6 +11,7 @@ refuses is followed (docs/PYTHON.md lists the differences)."""
 from __future__ import annotations
 
 import errno
+import json
 import os
 import stat
 import struct
@@ -31,6 +32,7 @@ class SafetensorError(_Base):  # type: ignore[misc, valid-type]
 
 
 MAX_HEADER_BYTES = 100_000_000  # the safetensors package's limit
+INDEX = "model.safetensors.index.json"   # a sharded checkpoint's index (Hugging Face)
 
 # safetensors dtype -> (bytes per element, torch attribute, numpy dtype name or None)
 DTYPES = {
@@ -202,6 +204,20 @@ def parse(path: str, head: bytes, file_size: int) -> Header:
             tensors[name] = _tensor(path, name, entry)
     _check_coverage(path, tensors, 8 + n, file_size - 8 - n)
     return Header(path, 8 + n, file_size, meta, tensors)
+
+
+def read_weight_map(index: str) -> dict[str, str]:
+    """An index file's ``weight_map`` (tensor name -> shard file name, as
+    written); SafetensorError for one that is not valid, OSError as raised."""
+    try:
+        with open(index, encoding="utf-8") as f:
+            doc = json.load(f)
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise SafetensorError(f"{index}: not valid JSON: {exc}") from None
+    wmap = doc.get("weight_map") if isinstance(doc, dict) else None
+    if not isinstance(wmap, dict) or not all(isinstance(v, str) for v in wmap.values()):
+        raise SafetensorError(f"{index}: no weight_map of tensor names to file names")
+    return wmap
 
 
 def read_header(path: str) -> Header:

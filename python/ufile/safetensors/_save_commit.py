@@ -42,9 +42,9 @@ import secrets
 from typing import Iterator
 
 from . import _save_io
+from ._format import INDEX
 from ._save_write import TEMP_MARK, _failure, sync_dir, temp_name
 
-INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
 BACKUP_MARK = ".ufile-old-"
 
