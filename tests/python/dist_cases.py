@@ -129,19 +129,27 @@ def dims_of(arrays: dict, rules: dict | None) -> dict:
 
 
 @contextlib.contextmanager
+def observed(owner: object, name: str, note):
+    """Within it, each call of ``owner.name`` (a function, or a method of a
+    class) first calls ``note`` with its arguments; put back after."""
+    real = getattr(owner, name)
+
+    def wrapper(*a, **k):
+        note(*a, **k)
+        return real(*a, **k)
+    setattr(owner, name, wrapper)
+    try:
+        yield
+    finally:
+        setattr(owner, name, real)
+
+
+@contextlib.contextmanager
 def recorded_reads():
     """Within it, every piece ufile's engine reads in this process is appended
     to the list it yields (a piece has ``file``, ``file_offset`` and
     ``size``); the engine's own read is put back after."""
     from ufile.safetensors import _engine
     pieces: list = []
-    real = _engine._read
-
-    def recording(piece):
-        pieces.append(piece)
-        return real(piece)
-    _engine._read = recording
-    try:
+    with observed(_engine, "_read", pieces.append):
         yield pieces
-    finally:
-        _engine._read = real

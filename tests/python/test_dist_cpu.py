@@ -506,17 +506,11 @@ def _open_worker(rank, n, path):
     import torch.distributed as dist
     from ufile import safetensors as us
     from ufile.safetensors import _engine
-    threads, real = [], _engine.open_for_read
-
-    def recording(*a, **k):
-        threads.append(threading.current_thread().name)
-        return real(*a, **k)
-    _engine.open_for_read = recording
-    try:
+    threads: list = []
+    with dc.observed(_engine, "open_for_read",
+                     lambda *a, **k: threads.append(threading.current_thread().name)):
         us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
                            max_device_bytes=SMALL)
-    finally:
-        _engine.open_for_read = real
     return threads
 
 
@@ -535,16 +529,9 @@ def _sample_worker(rank, n, path):
     import torch.distributed as dist
     from ufile import safetensors as us
     from ufile.safetensors import _dist_hosts
-    calls, real = [], _dist_hosts.file_identity
-
-    def counting(*a, **k):
-        calls.append(a[0])
-        return real(*a, **k)
-    _dist_hosts.file_identity = counting
-    try:
+    calls: list = []
+    with dc.observed(_dist_hosts, "file_identity", lambda path, *a: calls.append(path)):
         us.load_checkpoint(path, group=dist.group.WORLD, max_device_bytes=SMALL)
-    finally:
-        _dist_hosts.file_identity = real
     return len(calls)
 
 
@@ -563,22 +550,21 @@ def _close_order_worker(rank, n, path, fault):
     import torch.distributed as dist
     from ufile import safetensors as us
     from ufile.safetensors import _dist_alloc, _frameworks
-    seen, real_close = [], _dist_alloc.Allocator.close
+    seen: list = []
 
-    def close(self):
+    def readers_alive(_allocator) -> None:
         seen.append(sorted(t.name for t in threading.enumerate()
                            if re.fullmatch(r"ufile-load-\d+", t.name)))
-        return real_close(self)
-    _dist_alloc.Allocator.close = close
     if fault and rank == 1:
         def no_memory(*a, **k):
             raise RuntimeError("CUDA out of memory (injected)")
         _frameworks.Torch.bytes_buffer = no_memory
-    try:
-        us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
-                           max_device_bytes=SMALL)
-    except us.DistributedLoadError:
-        pass
+    with dc.observed(_dist_alloc.Allocator, "close", readers_alive):
+        try:
+            us.load_checkpoint(path, group=dist.group.WORLD, shard=dc.SHARD_RULES,
+                               max_device_bytes=SMALL)
+        except us.DistributedLoadError:
+            pass
     return seen
 
 
