@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 MAX_SHARD = 6000
+SMALL_SHARD = 800   # scenarios whose label has "_sharded": several files
 TP = {r"q\.weight$": 0, r"o\.weight$": 1, r"up\.weight$": -1, r"deep\.w$": 2}
 
 
@@ -67,6 +68,21 @@ def expected(kind: str) -> dict:
     return full()
 
 
+class SlowIO:
+    """Wraps the save seam: every write takes 50 ms longer."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def write(self, *args):
+        import time
+        time.sleep(0.05)
+        return self.real.write(*args)
+
+
 class FailingIO:
     """Wraps the save seam: the ``k``-th write fails with ``err``, or exits
     the process (``err`` = "exit")."""
@@ -99,8 +115,11 @@ def worker(rank: int, n: int, root: str, scenarios: list) -> dict:
         real = _save_io.IO
         if faulty == rank:
             _save_io.IO = FailingIO(real, 1, errno.ENOSPC if label != "exit" else "exit")
+        elif "_slow" in label and rank == 0:
+            _save_io.IO = SlowIO(real)
         try:
-            save_checkpoint(sd, os.path.join(root, dname), max_shard_size=MAX_SHARD,
+            limit = SMALL_SHARD if "_sharded" in label else MAX_SHARD
+            save_checkpoint(sd, os.path.join(root, dname), max_shard_size=limit,
                             group=dist.group.WORLD, shard=rules)
             out[label] = "ok"
         except Exception as exc:  # noqa: BLE001 - the outcome is the result

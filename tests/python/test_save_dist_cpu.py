@@ -21,9 +21,9 @@ from ufile.safetensors._save_dist_plan import Held, make_save_plan, writes_of
 DEADLINE = 180
 
 
-def _expected(root: str) -> str:
-    d = os.path.join(root, "expected")
-    save_checkpoint(cases.full(), d, max_shard_size=cases.MAX_SHARD)
+def _expected(root: str, max_shard_size: int = cases.MAX_SHARD) -> str:
+    d = os.path.join(root, f"expected-{max_shard_size}")
+    save_checkpoint(cases.full(), d, max_shard_size=max_shard_size)
     return d
 
 
@@ -61,23 +61,35 @@ def test_collective_equals_single_process(io_dir, n):
 
 def test_timeline_names_each_phase(io_dir, monkeypatch):
     """UFILE_SAVE_TRACE: a timeline a rank and save, in the order the save
-    goes: agreed, created, its own bytes, the gathers, the flushes, agreed
-    again, committed."""
+    goes: agreed, created, its own bytes and the gathers (interleaved: the
+    own bytes are written while the gathers run), all bytes written, the
+    flushes, agreed again, committed; each rank starts its own bytes in a
+    different file. Rank 0's writes are slowed: its gathers still start
+    before its own bytes are all written."""
     import json
     root = str(io_dir)
     monkeypatch.setenv("UFILE_SAVE_TRACE", os.path.join(root, "trace", "save"))
-    results = dist_harness.run(cases.worker, 2, (root, [("tp", "tp", "tp", None)]),
+    label = "tp_sharded_slow"
+    results = dist_harness.run(cases.worker, 2, (root, [(label, "tp", "tp", None)]),
                                deadline=DEADLINE)
-    assert all(res.get("ok", {}).get("tp") == "ok" for res in results), results
+    assert all(res.get("ok", {}).get(label) == "ok" for res in results), results
+    assert sum(f.endswith(".safetensors") for f in os.listdir(os.path.join(root, "tp"))) > 1
+    _same_files(os.path.join(root, "tp"), _expected(root, cases.SMALL_SHARD))
+    first_files = []
     for rank in (0, 1):
         events = json.load(open(os.path.join(root, "trace", f"save.rank{rank}.1.json")))
         kinds = [e[1] for e in events]
-        order = ["state dicts agreed", "files created", "own bytes written", "gathered",
-                 "gathered bytes written", "flushed", "writes agreed", "committed"]
-        assert [k for k in order if k in kinds] == order, kinds
-        assert [k for k in kinds if k in order] == sorted(
-            (k for k in kinds if k in order), key=order.index), kinds
+        phase = {"state dicts agreed": 0, "files created": 1, "own bytes written": 2,
+                 "gathered": 2, "bytes written": 3, "flushed": 4, "writes agreed": 5,
+                 "committed": 6}
+        assert set(phase) <= set(kinds), kinds
+        steps = [phase[k] for k in kinds if k in phase]
+        assert steps == sorted(steps), kinds
         assert [e[0] for e in events] == sorted(e[0] for e in events)
+        first_files.append(next(e[2] for e in events if e[1] == "own bytes written"))
+        if rank == 0:
+            assert kinds.index("gathered") < len(kinds) - kinds[::-1].index("own bytes written")
+    assert first_files[0] != first_files[1], first_files
 
 
 def test_rank_exiting_mid_save(io_dir):

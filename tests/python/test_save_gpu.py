@@ -152,6 +152,46 @@ def test_async_from_cuda(io_dir, copy):
         assert torch.equal(back[k], v), k
 
 
+def test_async_staging_is_pinned_kept_and_reused(io_dir):
+    """The capture's pinned region: registered with CUDA, kept after the
+    save and reused by the next; a save beside one in flight gets its own;
+    every checkpoint byte-exact; free_save_staging lets it go."""
+    import threading
+    from ufile.safetensors import _save_io, _save_staging, free_save_staging
+    free_save_staging()
+    sd = _model_sd()
+    want = {k: v.clone() for k, v in sd.items()}
+    d = [os.path.join(str(io_dir), x) for x in "abc"]
+    save_checkpoint(sd, d[0], blocking=False).wait()
+    kept = _save_staging._kept
+    assert kept is not None and kept.tensor.is_pinned()
+    assert kept.nbytes >= sum(v.numel() * v.element_size() for v in sd.values())
+
+    gate = threading.Event()
+
+    class Held(_save_io.SaveIO):
+        def write(self, *args):
+            gate.wait(60)
+            return super().write(*args)
+    _save_io.IO = Held()
+    try:
+        h1 = save_checkpoint(sd, d[1], blocking=False)   # in flight: holds the kept region
+        h2 = save_checkpoint(sd, d[2], blocking=False)   # a region of its own
+        gate.set()
+        h1.wait()
+        h2.wait()
+    finally:
+        gate.set()
+        _save_io.IO = _save_io.SaveIO()
+    assert _save_staging._kept is kept and kept.users == 0
+    for path in d:
+        back = load_checkpoint(path, device="cuda")
+        for k, v in want.items():
+            assert torch.equal(back[k], v), (path, k)
+    free_save_staging()
+    assert _save_staging.kept_bytes() == 0
+
+
 def test_llama8b_round_trip(io_dir):
     """16 GB of bf16 tensors with Llama-3-8B's names and shapes, saved from
     the GPU (4 GB shards, O_DIRECT) and loaded back, every byte compared."""

@@ -31,12 +31,13 @@ from ._open import SafeSlice, safe_open
 from ._save import save, save_file
 from ._save_checkpoint import save_checkpoint
 from ._save_dist import DistributedSaveError
+from ._save_staging import free_save_staging
 
 __all__ = ["SafetensorError", "DistributedLoadError", "safe_open", "SafeSlice", "load_file",
            "load", "load_checkpoint", "iter_checkpoint", "checkpoint_files",
            "shard_from_tp_plan", "load_into", "on_mesh", "load_dtensors",
            "DTYPES", "save_file", "save",
-           "save_checkpoint", "DistributedSaveError"]
+           "save_checkpoint", "DistributedSaveError", "free_save_staging"]
 
 
 def load_file(filename: str | os.PathLike, device: Any = "cpu", **options: Any

@@ -5,22 +5,26 @@ and ``wait()`` on the returned handle gives the outcome.
 
 Capture, ``copy=True`` (default, or ``"host"``): each tensor's bytes are
 copied, on the calling thread, to staging memory of the save (CUDA tensors:
-pinned host memory, the copies queued on a side stream after the work already
-queued on the caller's current stream, then waited for; CPU tensors: a copy),
-so the caller may change or free the tensors as soon as the call returns.
+pinned host memory kept by the process for its next save (_save_staging), the
+copies queued on a side stream after the work already queued on the caller's
+current stream, then waited for; CPU tensors: a copy), so the caller may
+change or free the tensors as soon as the call returns.
 ``copy="device"``: CUDA tensors are copied to new memory on their own device
 instead (a device-to-device copy, far faster than to the host, at the cost of
 as much free device memory as the tensors take until the save ends).
 ``copy=False``: nothing is copied; the caller promises not to change the
 tensors until ``wait()`` returns (the writer waits for the work queued on
 each device's current stream at the time of the call, then reads the tensors
-in place). Staging memory is freed when the save ends."""
+in place). Device staging is freed when the save ends; the pinned region is
+given back to _save_staging then."""
 from __future__ import annotations
 
 import threading
 import time
-from typing import Any
+import warnings
+from typing import Any, Callable
 
+from . import _save_staging
 from ._save_format import Entry
 
 
@@ -78,36 +82,68 @@ class SaveHandle:
 COPY_MODES = (True, False, "host", "device")
 
 
-def capture(entries: list[Entry], copy: bool | str) -> list:
+def capture(entries: list[Entry], copy: bool | str) -> tuple[list, Callable[[], None]]:
     """Makes the entries' sources safe to read after the call returns: copies
     (``copy``: True or "host", "device") or CUDA events marking the work queued
     so far (False). Returns the events the writer must wait for (empty when
-    copied)."""
+    copied) and what to call once the writes have ended (it gives the pinned
+    staging back)."""
     cuda = [e for e in entries if e.source is not None and getattr(e.source, "is_cuda", False)]
     if copy is False:
-        return _events(cuda)
+        return _events(cuda), _nothing
     import torch
     for e in entries:
         if e.source is not None and not getattr(e.source, "is_cuda", False):
             e.source = e.source.clone() if isinstance(e.source, torch.Tensor) else e.source.copy()
     if not cuda:
-        return []
-    by_device: dict = {}
-    for e in cuda:
-        by_device.setdefault(e.source.device, []).append(e)
-    for device, group in by_device.items():
-        side = torch.cuda.Stream(device=device)
-        side.wait_stream(torch.cuda.current_stream(device))
-        with torch.cuda.stream(side):
-            for e in group:
-                src = e.source.reshape(-1).view(torch.uint8)
-                dst = torch.empty(e.nbytes, dtype=torch.uint8, device=device) \
-                    if copy == "device" else \
-                    torch.empty(e.nbytes, dtype=torch.uint8, pin_memory=True)
-                dst.copy_(src, non_blocking=True)
-                e.source = dst
-        side.synchronize()
-    return []
+        return [], _nothing
+    staging, done = None, _nothing
+    if copy != "device":
+        staging, done = _host_staging(sum(_aligned(e.nbytes) for e in cuda))
+    try:
+        by_device: dict = {}
+        for e in cuda:
+            by_device.setdefault(e.source.device, []).append(e)
+        offset = 0
+        for device, group in by_device.items():
+            side = torch.cuda.Stream(device=device)
+            side.wait_stream(torch.cuda.current_stream(device))
+            with torch.cuda.stream(side):
+                for e in group:
+                    src = e.source.reshape(-1).view(torch.uint8)
+                    if staging is None:
+                        dst = torch.empty(e.nbytes, dtype=torch.uint8, device=device)
+                    else:
+                        dst = staging[offset:offset + e.nbytes]
+                        offset += _aligned(e.nbytes)
+                    dst.copy_(src, non_blocking=True)
+                    e.source = dst
+            side.synchronize()
+    except BaseException:
+        done()
+        raise
+    return [], done
+
+
+def _host_staging(nbytes: int) -> tuple[Any, Callable[[], None]]:
+    """(a pinned uint8 tensor of at least ``nbytes``, what gives it back): the
+    process's kept region, or torch's pinned memory where registering fails."""
+    try:
+        region = _save_staging.acquire(nbytes)
+    except OSError as exc:
+        import torch
+        warnings.warn(f"ufile.safetensors: pinned staging not registered ({exc}); the save "
+                      f"copies into torch's pinned memory instead", RuntimeWarning)
+        return torch.empty(nbytes, dtype=torch.uint8, pin_memory=True), _nothing
+    return region.tensor, lambda: _save_staging.release(region)
+
+
+def _aligned(n: int) -> int:
+    return -(-n // _save_staging.ALIGN) * _save_staging.ALIGN
+
+
+def _nothing() -> None:
+    pass
 
 
 def _events(cuda: list[Entry]) -> list:

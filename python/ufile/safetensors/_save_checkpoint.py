@@ -134,7 +134,7 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
             unlock(fd)
         return None
     try:
-        events = capture(entries, copy)
+        events, staging_done = capture(entries, copy)
     except BaseException:
         unlock(fd)
         raise
@@ -151,6 +151,7 @@ def save_checkpoint(state_dict: dict[str, Any], directory: str | os.PathLike, *,
             unlock(fd)
             for e in entries:  # the staging memory goes back now, not with the handle
                 e.source = None
+            staging_done()
     handle = SaveHandle()
     handle.mark("captured")
     return handle.start(job)

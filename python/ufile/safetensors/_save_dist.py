@@ -12,9 +12,10 @@ Sequence, the same collectives in the same order on every rank:
 2. every rank computes the same plan (_save_dist_plan); rank 0 takes the
    directory's lock and creates the files under temporary names, and the ranks
    agree that this worked;
-3. tensors split along an inner dimension are gathered to their writer (one
-   gather each, in plan order); each rank writes its bytes through ufile and
-   flushes (fsync) the files it wrote; the ranks agree that every write worked;
+3. each rank writes its own bytes through ufile in the background while the
+   tensors split along an inner dimension are gathered to their writer (one
+   gather each, in plan order) and written there; each rank flushes (fsync)
+   the files it wrote; the ranks agree that every write worked;
 4. rank 0 puts the checkpoint in place (_save_commit: crash-safe, the index
    last) and the ranks agree on the outcome.
 A failure anywhere makes every rank raise DistributedSaveError naming each
@@ -253,40 +254,62 @@ def _write_joined(ready: Any, f: Any, final: str, chunks: list, opts: WriteOptio
     write_pieces(f, final, chunks, opts)
 
 
+def _own_chunks(plan: SavePlan, mine: dict, state_dict: dict, rank: int,
+                opts: WriteOptions) -> list[tuple[str, list]]:
+    """(file, chunks) of this rank's own bytes (headers and tensors, not the
+    gathered ones), starting at its rank's place in the file list: a
+    buffered write holds its file's inode lock, so ranks that all began with
+    the first file would take turns in it."""
+    heads = {f.name: f.head for f in plan.files}
+    out = []
+    for fname, pieces in mine.items():
+        chunks = []
+        for what, name, kind, offset, size in pieces:
+            if kind != "gather":
+                src = heads[fname] if kind == "header" else state_dict[name]
+                chunks += _chunks(what, src, offset, size, opts.request_bytes)
+        out.append((fname, chunks))
+    start = rank % len(out) if out else 0
+    return out[start:] + out[:start]
+
+
+def _write_own(files: dict, directory: str, jobs: list[tuple[str, list]], opts: WriteOptions,
+               tl: Timeline) -> None:
+    for fname, chunks in jobs:
+        write_pieces(files[fname], os.path.join(directory, fname), chunks, opts)
+        tl.note("own bytes written", fname, sum(c[2] for c in chunks))
+
+
 def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, directory: str,
                  tmps: dict, opts: WriteOptions, tl: Timeline) -> str | None:
     """This rank's bytes, written and flushed; its error, or None. Its own
-    bytes go first; then the gathers, in plan order on every rank whatever
-    failed here, each gathered tensor written by its writer in the background
-    while the next gathers run (at most GATHER_BUDGET bytes held)."""
+    bytes are written in the background from the start; meanwhile the gathers
+    run, in plan order on every rank whatever failed here, so no rank waits
+    in a gather for another's own writes. Each gathered tensor is written by
+    its writer in the background too (at most GATHER_BUDGET bytes held)."""
     from collections import deque
     from concurrent.futures import ThreadPoolExecutor
     io = _save_io.IO
     mine = writes_of(plan, rank)
     files: dict = {}
     error = None
-    try:
-        sources = [v for v in state_dict.values() if getattr(v, "is_cuda", False)]
-        if sources:
-            import torch
-            for d in {v.device for v in sources}:
-                torch.cuda.synchronize(d)
-        heads = {f.name: f.head for f in plan.files}
-        for fname in mine:
-            files[fname] = io.open_existing(tmps[fname], opts.direct)
-        for fname, pieces in mine.items():
-            chunks = []
-            for what, name, kind, offset, size in pieces:
-                if kind != "gather":
-                    src = heads[fname] if kind == "header" else state_dict[name]
-                    chunks += _chunks(what, src, offset, size, opts.request_bytes)
-            write_pieces(files[fname], os.path.join(directory, fname), chunks, opts)
-            tl.note("own bytes written", fname, sum(c[2] for c in chunks))
-    except Exception as exc:  # noqa: BLE001 - reported to every rank
-        error = _describe(exc)
+    own = None
     pending: deque = deque()
     held = 0
-    with ThreadPoolExecutor(1, thread_name_prefix="ufile-save-gather") as writer:
+    # One thread for the own bytes, one for the gathered tensors in turn.
+    with ThreadPoolExecutor(2, thread_name_prefix="ufile-save-write") as writer:
+        try:
+            sources = [v for v in state_dict.values() if getattr(v, "is_cuda", False)]
+            if sources:
+                import torch
+                for d in {v.device for v in sources}:
+                    torch.cuda.synchronize(d)
+            for fname in mine:
+                files[fname] = io.open_existing(tmps[fname], opts.direct)
+            own = writer.submit(_write_own, files, directory,
+                                _own_chunks(plan, mine, state_dict, rank, opts), opts, tl)
+        except Exception as exc:  # noqa: BLE001 - reported to every rank
+            error = _describe(exc)
         for t in plan.tensors:
             if t.kind != "gather" or not t.nbytes:
                 continue
@@ -309,7 +332,9 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
                 held = sum(n for _, n in pending)
         while pending:
             error = _reap(pending.popleft()[0]) or error
-    tl.note("gathered bytes written")
+        if own is not None:
+            error = _reap(own) or error
+    tl.note("bytes written")
     for fname, f in files.items():
         try:
             if error is None:

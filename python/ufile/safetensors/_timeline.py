@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import threading
 import time
 import warnings
 from typing import Any
@@ -21,10 +22,12 @@ class Timeline:
         self.prefix = os.environ.get(env)
         self.t0 = time.perf_counter()
         self.events: list | None = [] if self.prefix else None
+        self._lock = threading.Lock()  # notes from several threads stay in time order
 
     def note(self, *event: Any) -> None:
         if self.events is not None:
-            self.events.append((round(time.perf_counter() - self.t0, 6),) + event)
+            with self._lock:
+                self.events.append((round(time.perf_counter() - self.t0, 6),) + event)
 
     def write(self, rank: int, events: list | None = None) -> None:
         """Writes ``events`` (default: this timeline's) for ``rank``."""
