@@ -2,10 +2,11 @@
 """Pinned host memory that asynchronous saves copy CUDA tensors into.
 
 Pinning is what makes a process's first asynchronous save slow: 16 GB took
-11.3 s as one pinned torch tensor a source, 7.7 s as one tensor, and 3.2-3.6 s
-mapped with huge pages advised, its pages faulted in by 8 threads, then
-registered with CUDA once (H200, 16 cores; 4 threads 3.5 s, 16 slower), where
-the copy into it takes 0.3 s. So a save's staging is one such region, and the
+11.3 s as one pinned torch tensor a source, 7.7 s as one tensor, and 2.7-3.1 s
+as a private mapping with huge pages advised, its pages faulted in by 8
+threads, then registered with CUDA once (H200, 16 cores; shared 4.2-5.3 s,
+without the advice 4.5-4.7 s; 16 threads slower than 8), where the copy into
+it takes 0.3 s. So a save's staging is one such region, and the
 process keeps it for the next save (as torch's pinned allocator keeps its
 blocks): a save reuses the kept region when it is large enough and free, else
 maps a new one, which is kept in place of the old one when the old one is
@@ -77,7 +78,8 @@ class Region:
         import torch
         self.nbytes = max(ALIGN, -(-nbytes // ALIGN) * ALIGN)
         self.users = 0
-        self._map: Any = mmap.mmap(-1, self.nbytes)
+        # Private: huge pages apply (not to shared memory), a forked child copies on write.
+        self._map: Any = mmap.mmap(-1, self.nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
         self._anchor: Any = ctypes.c_char.from_buffer(self._map)
         self.addr = ctypes.addressof(self._anchor)
         _fault_in(self.addr, self.nbytes)
