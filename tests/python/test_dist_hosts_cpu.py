@@ -198,6 +198,22 @@ def test_a_host_lacking_some_files_gets_them_from_a_host_that_holds_them(
         assert sum(sizes.values()) == sum(arr.nbytes for arr in arrays.values())
 
 
+def test_a_partial_copy_load_writes_one_timeline_a_rank(copies, tmp_path, monkeypatch):
+    """UFILE_DIST_TRACE with a copy lacking a file (two groups of files loaded
+    in turn): one timeline a rank, holding both groups' agreements."""
+    import json
+    a, b, arrays = copies
+    partial = _partial_copy(b, str(tmp_path / "partial"), (GONE,))
+    monkeypatch.setenv("UFILE_DIST_TRACE", str(tmp_path / "trace" / "load"))
+    _load_each_part_right(arrays, [a, a, partial, partial], HOSTS, None, False)
+    for rank in range(4):
+        written = sorted(f for f in os.listdir(tmp_path / "trace")
+                         if f.startswith(f"load.rank{rank}."))
+        assert written == [f"load.rank{rank}.1.json"], written
+        kinds = [e[1] for e in json.load(open(tmp_path / "trace" / written[0]))]
+        assert kinds.count("agreed") == 2 and kinds.count("planned") == 2, kinds
+
+
 def test_copies_that_each_lack_a_file_make_every_rank_raise(copies, tmp_path):
     """No copy holds every file: the headers would have no reader."""
     a, b, _ = copies

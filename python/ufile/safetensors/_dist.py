@@ -266,6 +266,7 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                 yield from _run(ex, g.rank)
         finally:
             files.close()
+            timeline.write(g.rank)   # once, however many executors noted in it
 
 
 def _run(ex: Executor, rank: int) -> Iterator[tuple[str, Any]]:

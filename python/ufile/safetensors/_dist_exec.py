@@ -124,8 +124,10 @@ class Executor(Agreement):
         self.cp_log: list = []              # every checkpoint: (upto, value, done)
         self.gated = 0                      # checkpoints looked at by the gates
         self.aborted = False                # a gate saw a failure: nothing more is issued
-        # UFILE_DIST_TRACE: this load's timeline (the caller's, begun at its call)
+        # UFILE_DIST_TRACE: this load's timeline (the caller's, begun at its call,
+        # which the caller writes: it may span several executors)
         self.timeline = timeline or Timeline("UFILE_DIST_TRACE")
+        self.owns_timeline = timeline is None
 
     # -- set-up --------------------------------------------------------------
     def _last_ops(self) -> dict:
@@ -511,7 +513,8 @@ class Executor(Agreement):
         return work
 
     def _write_trace(self) -> None:
-        self.timeline.write(self.rank)
+        if self.owns_timeline:
+            self.timeline.write(self.rank)
 
     def close(self) -> None:
         with self.alloc_cv:
