@@ -63,8 +63,8 @@ def test_timeline_names_each_phase(io_dir, monkeypatch):
     """UFILE_SAVE_TRACE: a timeline a rank and save, in the order the save
     goes: agreed, created, its own bytes and the gathers (interleaved: the
     own bytes are written while the gathers run), all bytes written, the
-    flushes, agreed again, committed; each rank starts its own bytes in a
-    different file. Rank 0's writes are slowed: its gathers still start
+    flushes, agreed again, committed; each rank starts its own bytes, and
+    its flushes, in a different file. Rank 0's writes are slowed: its gathers still start
     before its own bytes are all written."""
     import json
     root = str(io_dir)
@@ -86,7 +86,9 @@ def test_timeline_names_each_phase(io_dir, monkeypatch):
         steps = [phase[k] for k in kinds if k in phase]
         assert steps == sorted(steps), kinds
         assert [e[0] for e in events] == sorted(e[0] for e in events)
-        first_files.append(next(e[2] for e in events if e[1] == "own bytes written"))
+        written = [e[2] for e in events if e[1] == "own bytes written"]
+        assert [e[2] for e in events if e[1] == "flushed"] == written   # the same rotation
+        first_files.append(written[0])
         if rank == 0:
             assert kinds.index("gathered") < len(kinds) - kinds[::-1].index("own bytes written")
     assert first_files[0] != first_files[1], first_files

@@ -257,9 +257,8 @@ def _write_joined(ready: Any, f: Any, final: str, chunks: list, opts: WriteOptio
 def _own_chunks(plan: SavePlan, mine: dict, state_dict: dict, rank: int,
                 opts: WriteOptions) -> list[tuple[str, list]]:
     """(file, chunks) of this rank's own bytes (headers and tensors, not the
-    gathered ones), starting at its rank's place in the file list: a
-    buffered write holds its file's inode lock, so ranks that all began with
-    the first file would take turns in it."""
+    gathered ones), rotated: a buffered write holds its file's inode lock, so
+    ranks that all began with the first file would take turns in it."""
     heads = {f.name: f.head for f in plan.files}
     out = []
     for fname, pieces in mine.items():
@@ -269,8 +268,14 @@ def _own_chunks(plan: SavePlan, mine: dict, state_dict: dict, rank: int,
                 src = heads[fname] if kind == "header" else state_dict[name]
                 chunks += _chunks(what, src, offset, size, opts.request_bytes)
         out.append((fname, chunks))
-    start = rank % len(out) if out else 0
-    return out[start:] + out[:start]
+    return _rotated(out, rank)
+
+
+def _rotated(items: list, rank: int) -> list:
+    """``items`` from the rank's place on: ranks that work through the same
+    files in turn each start in another one."""
+    start = rank % len(items) if items else 0
+    return items[start:] + items[:start]
 
 
 def _write_own(files: dict, directory: str, jobs: list[tuple[str, list]], opts: WriteOptions,
@@ -335,7 +340,9 @@ def _write_share(plan: SavePlan, rank: int, group: Any, state_dict: dict, direct
         if own is not None:
             error = _reap(own) or error
     tl.note("bytes written")
-    for fname, f in files.items():
+    # Rotated too: the first fsync of a file writes back every rank's pages of
+    # it, while the others' fsyncs of it wait; in turn, the files flush at once.
+    for fname, f in _rotated(list(files.items()), rank):
         try:
             if error is None:
                 io.fsync(f.fileno())
