@@ -2,16 +2,16 @@
 """Pinned host memory that asynchronous saves copy CUDA tensors into.
 
 Pinning is what makes a process's first asynchronous save slow: 16 GB took
-11.3 s as one pinned torch tensor a source, 7.7 s as one tensor, and 2.7-3.1 s
-as a private mapping with huge pages advised, its pages faulted in by 8
+11.3 s as one pinned torch tensor a source, 7.7 s as one tensor, and 2.7-3.1
+s as a private mapping with huge pages advised, its pages faulted in by 8
 threads, then registered with CUDA once (H200, 16 cores; shared 4.2-5.3 s,
 without the advice 4.5-4.7 s; 16 threads slower than 8), where the copy into
-it takes 0.3 s. So a save's staging is one such region, and the
-process keeps it for the next save (as torch's pinned allocator keeps its
-blocks): a save reuses the kept region when it is large enough and free, else
-maps a new one, which is kept in place of the old one when the old one is
-free (a save that finds the kept region in use gets a region of its own,
-unmapped when it ends). ``free_save_staging()`` lets the kept region go.
+it takes 0.3 s. So a save's staging is one such region, and the process
+keeps it for the next save (as torch's pinned allocator keeps its blocks): a
+save reuses the kept region when it is large enough and free, else maps a
+new one, which is kept in place of the old one when the old one is free (a
+save that finds the kept region in use gets a region of its own, unmapped
+when it ends). ``free_save_staging()`` lets the kept region go.
 Thread-safe."""
 from __future__ import annotations
 
