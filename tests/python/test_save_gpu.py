@@ -192,6 +192,28 @@ def test_async_staging_is_pinned_kept_and_reused(io_dir):
     assert _save_staging.kept_bytes() == 0
 
 
+def test_async_staging_falls_back_when_registering_fails(io_dir, monkeypatch):
+    """CUDA refusing to pin the region: the save warns, copies into torch's
+    pinned memory instead, and writes the same checkpoint; nothing is kept."""
+    from ufile.safetensors import _save_staging, free_save_staging
+    free_save_staging()
+
+    def refuse(addr: int, size: int) -> None:
+        raise OSError(12, "refused by the test")
+    monkeypatch.setattr(_save_staging, "register", refuse)
+    sd = _model_sd()
+    want = {k: v.clone() for k, v in sd.items()}
+    with pytest.warns(RuntimeWarning, match="pinned staging not registered"):
+        h = save_checkpoint(sd, io_dir, max_shard_size="200KB", blocking=False)
+    for v in sd.values():
+        v.add_(1)  # after the capture: not in the checkpoint
+    h.wait()
+    assert _save_staging.kept_bytes() == 0
+    back = load_checkpoint(io_dir, device="cuda")
+    for k, v in want.items():
+        assert torch.equal(back[k], v), k
+
+
 def test_llama8b_round_trip(io_dir):
     """16 GB of bf16 tensors with Llama-3-8B's names and shapes, saved from
     the GPU (4 GB shards, O_DIRECT) and loaded back, every byte compared."""
