@@ -263,15 +263,15 @@ def collective(headers_fn: Any, framework: str, device: Any, group: Any, shard: 
                                [w & held for w in wanted], fw, device, opts, total, depth,
                                stream, lacking=lacking, timeline=timeline, files=files)
                 timeline.note("planned")
-                yield from _run(ex, g.rank)
+                yield from run_executor(ex, g.rank)
         finally:
             files.close()
             timeline.write(g.rank)   # once, however many executors noted in it
 
 
-def _run(ex: Executor, rank: int) -> Iterator[tuple[str, Any]]:
-    """The executor's items; a collective that fails under it (a rank exited,
-    a timeout) raised as DistributedLoadError."""
+def run_executor(ex: Executor, rank: int) -> Iterator[tuple[str, Any]]:
+    """The executor's items, then the executor closed; a collective that
+    fails under it (a rank exited, a timeout) raised as DistributedLoadError."""
     try:
         yield from ex.run()
     except DistributedLoadError:

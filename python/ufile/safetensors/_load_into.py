@@ -53,14 +53,14 @@ def load_into(headers_fn: Callable[[], list], targets: Mapping[str, Any], group:
         staged: dict = {}
         for ex in executors:   # one, or one a group of files (copies lacking some)
             ex.destination = lambda key, part: _memory(fw, device, dests[key], part, staged)
-            parts = _run(ex, g)
+            parts = _dist.run_executor(ex, g.rank)
             try:
                 for key, got in parts:
                     if key in staged:
                         _complete(dests[key].view, got, staged.pop(key))
             finally:
                 parts.close()   # a failure here: this rank joins the rest as a failed rank
-                ex.close()
+                ex.close()      # (the generator closes it too, once started)
     loaded = {d.name for d in dests.values()}
     return [n for n in _dist.checkpoint_order(headers) if n in loaded]
 
@@ -134,17 +134,6 @@ def _agree(g: Any, fw: Any, device: str, setups: list, opts: Any, group: Any,
                                   wants=[{k: w for k, w in mine.items() if w.name in held}
                                          for mine in wants])
     return headers, dests, executors()
-
-
-def _run(ex: Executor, g: Any) -> Iterator[tuple[str, Any]]:
-    try:
-        yield from ex.run()
-    except _dist.DistributedLoadError:
-        raise
-    except Exception as exc:  # a collective itself failed (a rank exited, a timeout)
-        raise _dist.DistributedLoadError(
-            f"collective load failed on rank {g.rank}: {type(exc).__name__}: {exc} "
-            f"(another rank may have exited or timed out)", {g.rank: str(exc)}) from exc
 
 
 CAST_CHUNK = 1 << 20    # elements converted at a time by an in-place cast
