@@ -128,3 +128,26 @@ def test_refusals_before_anything_is_written(io_dir):
     with pytest.raises(ValueError, match="max_shard_size"):
         save_checkpoint({"a": base}, d, max_shard_size="big")
     assert not os.path.exists(d)
+
+
+def test_buffered_writes_start_their_writeback(io_dir, monkeypatch):
+    """A buffered save asks the kernel to start writing back every range it
+    wrote (sync_file_range), each byte once, so the disk takes the bytes
+    while the rest are written; a direct save has no dirty pages to ask for."""
+    import ufile
+    from ufile.safetensors import _save_io
+    seen: list = []
+    monkeypatch.setattr(_save_io, "start_writeback",
+                        lambda fd, offset, size: seen.append((offset, size)))
+    sd = {f"layers.{i}.w": torch.arange(3000 + i, dtype=torch.float32) for i in range(6)}
+    d = os.path.join(io_dir, "buffered")
+    save_checkpoint(sd, d, max_shard_size=30000, request_bytes=4096)
+    files = [f for f in os.listdir(d) if f.endswith(".safetensors")]
+    assert len(files) > 1
+    assert sum(n for _, n in seen) == sum(os.path.getsize(os.path.join(d, f)) for f in files)
+    with ufile.File(os.path.join(io_dir, "probe"), "w", direct=True) as f:
+        direct = f.direct
+    if direct:   # the file system takes O_DIRECT (tmpfs does not)
+        seen.clear()
+        save_checkpoint(sd, os.path.join(io_dir, "direct"), max_shard_size=30000, direct=True)
+        assert seen == []
