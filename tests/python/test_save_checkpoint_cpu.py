@@ -151,3 +151,57 @@ def test_buffered_writes_start_their_writeback(io_dir, monkeypatch):
         seen.clear()
         save_checkpoint(sd, os.path.join(io_dir, "direct"), max_shard_size=30000, direct=True)
         assert seen == []
+
+
+class _Meeting:
+    """A save seam whose writes wait, up to a deadline shared by all, until
+    writes into two different files are in flight at once: ``met`` says
+    whether they were."""
+
+    def __init__(self, real, seconds: float = 2.0):
+        import threading
+        import time
+        self.real, self.active, self.lock = real, {}, threading.Lock()
+        self.met, self.deadline = threading.Event(), time.monotonic() + seconds
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+    def write(self, f, *args):
+        import time
+        with self.lock:
+            self.active[f.path] = self.active.get(f.path, 0) + 1
+            if sum(1 for n in self.active.values() if n) >= 2:
+                self.met.set()
+        try:
+            self.met.wait(max(0.0, self.deadline - time.monotonic()))
+            return self.real.write(f, *args)
+        finally:
+            with self.lock:
+                self.active[f.path] -= 1
+
+
+@pytest.mark.parametrize("direct", [False, True])
+def test_buffered_files_are_written_side_by_side(io_dir, monkeypatch, direct):
+    """Buffered, the shard files are written side by side (a buffered write
+    holds its file's lock); with O_DIRECT one after another. Either way the
+    checkpoint is the one written file by file."""
+    import ufile
+    from ufile.safetensors import _save_checkpoint, _save_io
+    with ufile.File(os.path.join(io_dir, "probe"), "w", direct=True) as f:
+        if direct and not f.direct:
+            pytest.skip("the file system refuses O_DIRECT")
+    sd = {f"layers.{i}.w": torch.arange(3000 + i, dtype=torch.float32) for i in range(6)}
+    meeting = _Meeting(_save_io.IO)
+    monkeypatch.setattr(_save_io, "IO", meeting)
+    d = os.path.join(io_dir, "ck")
+    save_checkpoint(sd, d, max_shard_size=30000, direct=direct)
+    assert meeting.met.is_set() is not direct, meeting.active
+    monkeypatch.setattr(_save_io, "IO", meeting.real)
+    monkeypatch.setattr(_save_checkpoint, "FILES_AT_ONCE", 1)
+    want = os.path.join(io_dir, "one_by_one")
+    save_checkpoint(sd, want, max_shard_size=30000)
+    assert sorted(os.listdir(d)) == sorted(os.listdir(want))
+    for name in os.listdir(want):
+        assert open(os.path.join(d, name), "rb").read() == \
+            open(os.path.join(want, name), "rb").read(), name

