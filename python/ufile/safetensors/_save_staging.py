@@ -22,6 +22,8 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Callable
 
+from . import _save_io
+
 ALIGN = 4096                  # each source starts on a page
 _PIECE = 1 << 30              # pages a thread faults in at a time
 _THREADS = 8                  # 16 threads were slower than 8 on 16 cores
@@ -49,16 +51,10 @@ register: Callable[[int, int], None] = _cuda_register
 unregister: Callable[[int], None] = _cuda_unregister
 
 
-def _libc() -> Any:
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.madvise.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
-    return libc
-
-
 def _fault_in(addr: int, size: int) -> None:
     """Faults the pages in from several threads (ctypes lets the GIL go):
     MADV_POPULATE_WRITE, or writing zeros where the kernel lacks it."""
-    libc = _libc()
+    libc = _save_io.libc()
     libc.madvise(addr, size, _MADV_HUGEPAGE)  # advice only: fails harmlessly
 
     def piece(off: int) -> None:
