@@ -11,7 +11,7 @@
 # Stages: plain     every CTest test, RelWithDebInfo (build/)
 #         lean      plain without the CPU suite, which the next two stages
 #                   build and run instrumented (2 cores: plain 637 s, lean
-#                   328 s)
+#                   359 s)
 #         address   the CPU suite under ASan+UBSan (build-asan/)
 #         thread    the CPU suite under TSan (build-tsan/)
 #         gpu       the tests labelled gpu of the plain build (GPU machine)
