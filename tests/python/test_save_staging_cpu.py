@@ -2,8 +2,8 @@
 """The pinned staging of asynchronous saves (_save_staging), its pinning
 replaced by a recorder: one region kept and reused, a larger save replacing
 it, a save beside another getting its own, free_save_staging, a failed
-registration keeping nothing, and the pages faulted in without
-MADV_POPULATE_WRITE. (CUDA registration itself: gpu_python_save.)"""
+registration keeping nothing, the pages faulted in without
+MADV_POPULATE_WRITE, and pinning that holds no other save up. (CUDA registration itself: gpu_python_save.)"""
 from __future__ import annotations
 
 import pytest
@@ -95,3 +95,33 @@ def test_pages_faulted_in_without_populate_write(pins, monkeypatch):
     a.tensor[-1] = 3
     assert int(a.tensor[-1]) == 3
     staging.release(a)
+
+
+def test_pinning_does_not_hold_up_other_saves(pins, monkeypatch):
+    """A save pinning a new region (seconds for gigabytes) does not make
+    another save's release, or kept_bytes, wait for it."""
+    import threading
+    a = staging.acquire(4096)          # kept, in use
+    entered, go = threading.Event(), threading.Event()
+
+    def slow_register(addr: int, size: int) -> None:
+        entered.set()
+        assert go.wait(30), "the test never let the pinning finish"
+        pins.register(addr, size)
+    monkeypatch.setattr(staging, "register", slow_register)
+    got = []
+    t = threading.Thread(target=lambda: got.append(staging.acquire(4096)))
+    t.start()
+    try:
+        assert entered.wait(30), "the second save never started pinning"
+        done = threading.Event()
+        threading.Thread(target=lambda: (staging.release(a), staging.kept_bytes(),
+                                         done.set()), daemon=True).start()
+        assert done.wait(10), "release waited for another save's pinning"
+    finally:
+        go.set()
+        t.join(30)
+    assert not t.is_alive() and got and got[0] is not a
+    # a was free by then and no larger: the new region is kept in its place
+    assert staging.kept_bytes() == 4096 and set(pins.pinned) == {got[0].addr}
+    staging.release(got[0])

@@ -90,26 +90,31 @@ class Region:
 
 def acquire(nbytes: int) -> Region:
     """A region of at least ``nbytes`` for one save; give it back with
-    ``release``."""
+    ``release``. A new region is pinned outside the lock (seconds for
+    gigabytes), so other saves' releases do not wait for it."""
     global _kept
     with _lock:
         if _kept is not None and _kept.users == 0 and _kept.nbytes >= nbytes:
-            region = _kept
-        else:
-            region = Region(nbytes)
-            if _kept is None or _kept.users == 0:
-                if _kept is not None:
-                    _kept.retire()
-                _kept = region
+            _kept.users += 1
+            return _kept
+    region = Region(nbytes)
+    with _lock:
         region.users += 1
-        return region
+        old = _kept
+        if old is not None and (old.users or old.nbytes > region.nbytes):
+            return region             # a one-off: unpinned when its save ends
+        _kept = region
+    if old is not None:
+        old.retire()
+    return region
 
 
 def release(region: Region) -> None:
     with _lock:
         region.users -= 1
-        if region.users == 0 and region is not _kept:
-            region.retire()
+        if region.users or region is _kept:
+            return
+    region.retire()
 
 
 def free_save_staging() -> None:
@@ -118,8 +123,9 @@ def free_save_staging() -> None:
     global _kept
     with _lock:
         region, _kept = _kept, None
-        if region is not None and region.users == 0:
-            region.retire()
+        if region is None or region.users:
+            return
+    region.retire()
 
 
 def kept_bytes() -> int:
