@@ -3,7 +3,8 @@
 replaced by a recorder: one region kept and reused, a larger save replacing
 it, a save beside another getting its own, free_save_staging, a failed
 registration keeping nothing, the pages faulted in without
-MADV_POPULATE_WRITE, and pinning that holds no other save up. (CUDA registration itself: gpu_python_save.)"""
+MADV_POPULATE_WRITE, and pinning that holds no other save up. (CUDA
+registration itself: gpu_python_save.)"""
 from __future__ import annotations
 
 import pytest

@@ -6,10 +6,10 @@ Pinning is what makes a process's first asynchronous save slow: 16 GB took
 s as a private mapping with huge pages advised, its pages faulted in by 8
 threads, then registered with CUDA once (H200, 16 cores; shared 4.2-5.3 s,
 without the advice 4.5-4.7 s; 16 threads slower than 8), where the copy into
-it takes 0.3 s. torch's pinned allocator with ``pinned_use_cuda_host_register``
-and 8 threads is on a par (16 GB in 1.84-2.10 s against this region's
-1.64-2.50 s, alternated in one run), a setting of the caller's process.
-So a save's staging is one such region, and the process
+it takes 0.3 s. torch's pinned allocator, where the caller's
+PYTORCH_CUDA_ALLOC_CONF sets ``pinned_use_cuda_host_register`` and 8
+threads, is on a par (16 GB in 1.84-2.10 s against this region's 1.64-2.50
+s, alternated in one run). So a save's staging is one such region, and the process
 keeps it for the next save (as torch's pinned allocator keeps its blocks): a
 save reuses the kept region when it is large enough and free, else maps a
 new one, which is kept in place of the old one when the old one is free (a
