@@ -8,13 +8,6 @@
 namespace g500 {
 namespace {
 
-Validation Fail(BfsError e, std::string msg) {
-  Validation r;
-  r.error = e;
-  r.msg = std::move(msg);
-  return r;
-}
-
 std::string V(uint64_t v) {
   return std::to_string(v);
 }
@@ -68,12 +61,12 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
                       std::vector<int32_t> *level, unsigned threads) {
   const uint64_t nv = g.nv();
   if (parent.size() != nv)
-    return Fail(BfsError::kSize, V(parent.size()) + " parents for " + V(nv) + " vertices");
+    return Invalid(BfsError::kSize, V(parent.size()) + " parents for " + V(nv) + " vertices");
   if (root >= nv || parent[root] != static_cast<int64_t>(root))
-    return Fail(BfsError::kRoot, "root " + V(root) + " is not its own parent");
+    return Invalid(BfsError::kRoot, "root " + V(root) + " is not its own parent");
   for (uint64_t v = 0; v < nv; v++)
     if (parent[v] < -1 || parent[v] >= static_cast<int64_t>(nv))
-      return Fail(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
+      return Invalid(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
   level->assign(nv, -1);
   (*level)[root] = 0;
   // Level by level from the root: a round per level, each over every vertex.
@@ -83,7 +76,7 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
   r.depth = static_cast<uint32_t>(d);
   for (uint64_t v = 0; v < nv; v++) {
     if (parent[v] >= 0 && (*level)[v] < 0)
-      return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents do not lead to the root");
+      return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents do not lead to the root");
     r.reached += (*level)[v] >= 0;
   }
   return r;
@@ -105,16 +98,16 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
       const int32_t lv = level[v];
       if (lv >= 0) n += g.Degree(v);
       if (lv > 0 && !g.HasEdge(v, static_cast<uint32_t>(parent[v])))
-        f = Fail(BfsError::kNotAnEdge,
+        f = Invalid(BfsError::kNotAnEdge,
                  "tree edge " + V(v) + " -> " + std::to_string(parent[v]) + " is not in the graph");
       for (uint32_t u : g.Row(v)) {
         if (!f.ok()) break;
         if (u >= g.nv()) {
-          f = Fail(BfsError::kRange, "edge " + V(v) + " - " + V(u) + ": vertex out of range");
+          f = Invalid(BfsError::kRange, "edge " + V(v) + " - " + V(u) + ": vertex out of range");
         } else if ((lv < 0) != (level[u] < 0)) {
-          f = Fail(BfsError::kComponent, "edge " + V(v) + " - " + V(u) + " leaves the tree");
+          f = Invalid(BfsError::kComponent, "edge " + V(v) + " - " + V(u) + " leaves the tree");
         } else if (lv >= 0 && (lv - level[u] > 1 || level[u] - lv > 1)) {
-          f = Fail(BfsError::kLevelGap, "edge " + V(v) + " - " + V(u) + " joins levels " +
+          f = Invalid(BfsError::kLevelGap, "edge " + V(v) + " - " + V(u) + " joins levels " +
                                             std::to_string(lv) + " and " +
                                             std::to_string(level[u]));
         }

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "csr.h"
@@ -43,6 +44,14 @@ struct Validation {
   uint32_t depth = 0;    // the deepest level
   bool ok() const { return error == BfsError::kNone; }
 };
+
+// A failed validation: error e, described by msg.
+inline Validation Invalid(BfsError e, std::string msg) {
+  Validation r;
+  r.error = e;
+  r.msg = std::move(msg);
+  return r;
+}
 
 // Levels from the parent array (root 0, unreached -1), a parallel round per
 // level; error on a cycle, a parent chain through an unreached vertex, or an

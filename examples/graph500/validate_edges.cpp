@@ -24,13 +24,6 @@ std::string V(uint64_t v) {
   return std::to_string(v);
 }
 
-Validation Fail(BfsError e, std::string msg) {
-  Validation r;
-  r.error = e;
-  r.msg = std::move(msg);
-  return r;
-}
-
 // A byte of a vertex's label: a tree keeps its parent's beside each level,
 // so that an edge is compared with a parent (a load from memory) only when
 // the tags match.
@@ -112,11 +105,11 @@ Validation ChainError(uint64_t v, const std::vector<int64_t> &parent,
     steps++;
   }
   if (lv[x] == kUnreached)
-    return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents lead to unreached vertex " +
+    return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents lead to unreached vertex " +
                                       V(x) + ", not to the root");
   if (lv[x] == kPending)
-    return Fail(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at vertex " + V(x));
-  return Fail(BfsError::kDepth, "vertex " + V(v) + " is " + V(steps + lv[x]) +
+    return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at vertex " + V(x));
+  return Invalid(BfsError::kDepth, "vertex " + V(v) + " is " + V(steps + lv[x]) +
                                     " levels deep, deeper than the validator's limit of " +
                                     V(EdgeListValidator::kMaxDepth));
 }
@@ -171,7 +164,7 @@ Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
   });
   if (bad_range.load() != UINT64_MAX) {
     const uint64_t v = bad_range.load();
-    return Fail(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
+    return Invalid(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
   }
   lv[root] = 0;
   ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
@@ -219,12 +212,12 @@ Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
 }
 
 Validation EdgeListValidator::Add(uint64_t root, const std::vector<int64_t> &parent) {
-  if (!status_.ok()) return Fail(BfsError::kSize, "validator unusable: " + status_.msg);
-  if (full()) return Fail(BfsError::kSize, "the validator holds " + V(capacity_) + " trees");
+  if (!status_.ok()) return Invalid(BfsError::kSize, "validator unusable: " + status_.msg);
+  if (full()) return Invalid(BfsError::kSize, "the validator holds " + V(capacity_) + " trees");
   if (parent.size() != nv_)
-    return Fail(BfsError::kSize, V(parent.size()) + " parents for " + V(nv_) + " vertices");
+    return Invalid(BfsError::kSize, V(parent.size()) + " parents for " + V(nv_) + " vertices");
   if (root >= nv_ || parent[root] != static_cast<int64_t>(root))
-    return Fail(BfsError::kRoot, "root " + V(root) + " is not its own parent");
+    return Invalid(BfsError::kRoot, "root " + V(root) + " is not its own parent");
   const Validation r = Levels(held(), root, parent);
   if (r.ok()) {
     roots_.push_back(root);
@@ -322,12 +315,12 @@ std::vector<Validation> EdgeListValidator::Check() {
     if (f.edge != UINT64_MAX) {
       const int lu = level[f.u * 2 * S + Lane(t)], lv = level[f.v * 2 * S + Lane(t)];
       const bool split = (lu == kUnreached) != (lv == kUnreached);
-      out[t] = Fail(split ? BfsError::kComponent : BfsError::kLevelGap,
+      out[t] = Invalid(split ? BfsError::kComponent : BfsError::kLevelGap,
                     "edge " + V(f.edge) + " (" + V(f.u) + " - " + V(f.v) + ") " +
                         (split ? "leaves the tree" : "joins levels " + V(lu) + " and " + V(lv)));
     } else if (missing[t] != UINT64_MAX) {
       const uint64_t v = missing[t];
-      out[t] = Fail(BfsError::kNotAnEdge,
+      out[t] = Invalid(BfsError::kNotAnEdge,
                     "tree edge " + V(v) + " -> " + V(par[v * S + t]) + " is not in the edge list");
     }
   }
@@ -339,7 +332,7 @@ std::vector<Validation> EdgeListValidator::Check() {
 Validation ValidateAgainstEdgeList(const KroneckerParams &graph, uint64_t root,
                                    const std::vector<int64_t> &parent) {
   EdgeListValidator val(graph, 1);
-  if (!val.status().ok()) return Fail(BfsError::kSize, val.status().msg);
+  if (!val.status().ok()) return Invalid(BfsError::kSize, val.status().msg);
   Validation r = val.Add(root, parent);
   if (!r.ok()) return r;
   return val.Check().at(0);
