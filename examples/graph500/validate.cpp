@@ -66,7 +66,8 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
     return Invalid(BfsError::kRoot, "root " + V(root) + " is not its own parent");
   for (uint64_t v = 0; v < nv; v++)
     if (parent[v] < -1 || parent[v] >= static_cast<int64_t>(nv))
-      return Invalid(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
+      return Invalid(BfsError::kRange,
+                     "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
   level->assign(nv, -1);
   (*level)[root] = 0;
   // Level by level from the root: a round per level, each over every vertex.
@@ -98,8 +99,8 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
       const int32_t lv = level[v];
       if (lv >= 0) n += g.Degree(v);
       if (lv > 0 && !g.HasEdge(v, static_cast<uint32_t>(parent[v])))
-        f = Invalid(BfsError::kNotAnEdge,
-                 "tree edge " + V(v) + " -> " + std::to_string(parent[v]) + " is not in the graph");
+        f = Invalid(BfsError::kNotAnEdge, "tree edge " + V(v) + " -> " + std::to_string(parent[v]) +
+                                              " is not in the graph");
       for (uint32_t u : g.Row(v)) {
         if (!f.ok()) break;
         if (u >= g.nv()) {
@@ -108,8 +109,8 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
           f = Invalid(BfsError::kComponent, "edge " + V(v) + " - " + V(u) + " leaves the tree");
         } else if (lv >= 0 && (lv - level[u] > 1 || level[u] - lv > 1)) {
           f = Invalid(BfsError::kLevelGap, "edge " + V(v) + " - " + V(u) + " joins levels " +
-                                            std::to_string(lv) + " and " +
-                                            std::to_string(level[u]));
+                                               std::to_string(lv) + " and " +
+                                               std::to_string(level[u]));
         }
       }
       if (!f.ok()) {

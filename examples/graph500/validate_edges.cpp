@@ -106,12 +106,12 @@ Validation ChainError(uint64_t v, const std::vector<int64_t> &parent,
   }
   if (lv[x] == kUnreached)
     return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents lead to unreached vertex " +
-                                      V(x) + ", not to the root");
+                                         V(x) + ", not to the root");
   if (lv[x] == kPending)
     return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at vertex " + V(x));
   return Invalid(BfsError::kDepth, "vertex " + V(v) + " is " + V(steps + lv[x]) +
-                                    " levels deep, deeper than the validator's limit of " +
-                                    V(EdgeListValidator::kMaxDepth));
+                                       " levels deep, deeper than the validator's limit of " +
+                                       V(EdgeListValidator::kMaxDepth));
 }
 
 }  // namespace
@@ -316,12 +316,12 @@ std::vector<Validation> EdgeListValidator::Check() {
       const int lu = level[f.u * 2 * S + Lane(t)], lv = level[f.v * 2 * S + Lane(t)];
       const bool split = (lu == kUnreached) != (lv == kUnreached);
       out[t] = Invalid(split ? BfsError::kComponent : BfsError::kLevelGap,
-                    "edge " + V(f.edge) + " (" + V(f.u) + " - " + V(f.v) + ") " +
-                        (split ? "leaves the tree" : "joins levels " + V(lu) + " and " + V(lv)));
+                       "edge " + V(f.edge) + " (" + V(f.u) + " - " + V(f.v) + ") " +
+                           (split ? "leaves the tree" : "joins levels " + V(lu) + " and " + V(lv)));
     } else if (missing[t] != UINT64_MAX) {
       const uint64_t v = missing[t];
-      out[t] = Invalid(BfsError::kNotAnEdge,
-                    "tree edge " + V(v) + " -> " + V(par[v * S + t]) + " is not in the edge list");
+      out[t] = Invalid(BfsError::kNotAnEdge, "tree edge " + V(v) + " -> " + V(par[v * S + t]) +
+                                                 " is not in the edge list");
     }
   }
   roots_.clear();
