@@ -7,6 +7,8 @@ every instant."""
 from __future__ import annotations
 
 import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,7 +18,7 @@ from ._save_async import COPY_MODES, SaveHandle, capture
 from ._save_commit import commit, lock, unlock
 from ._save_format import Entry, layout
 from ._save_inputs import torch_entries
-from ._save_write import WriteOptions, sync_devices, write_temp
+from ._save_write import WriteOptions, _remove, sync_devices, write_temp
 
 
 @dataclass
@@ -66,9 +68,6 @@ def write_all(directory: str, files: list[ShardFile], opts: WriteOptions) -> dic
     O_DIRECT one at a time, where side by side was no faster (2.9-3.5 s
     both ways). On failure every temporary file is removed and the first
     failure in file order raised, once every file's writes have returned."""
-    import threading
-    from concurrent.futures import ThreadPoolExecutor
-    from ._save_write import _remove
     tmps: dict[str, str] = {}
     failure: BaseException | None = None
     failed = threading.Event()   # files not yet begun are not begun

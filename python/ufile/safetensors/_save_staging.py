@@ -12,9 +12,8 @@ threads, is on a par (16 GB in 1.84-2.10 s against this region's 1.64-2.50
 s, alternated in one run). So a save's staging is one such region, and the process
 keeps it for the next save (as torch's pinned allocator keeps its blocks): a
 save reuses the kept region when it is large enough and free, else maps a
-new one, which is kept in place of the old one when the old one is free (a
-save that finds the kept region in use gets a region of its own, unmapped
-when it ends). ``free_save_staging()`` lets the kept region go.
+new one, which is kept in place of the old one when the old one is free and
+no larger by then (else the new one is unmapped when its save ends). ``free_save_staging()`` lets the kept region go.
 Thread-safe."""
 from __future__ import annotations
 
