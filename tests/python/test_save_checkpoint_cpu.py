@@ -11,6 +11,7 @@ import os
 
 import pytest
 import torch
+from fs_support import need_odirect, odirect_works
 
 from ufile.safetensors import _save_shards as sh
 from ufile.safetensors import load_checkpoint, save, save_checkpoint
@@ -134,7 +135,6 @@ def test_buffered_writes_start_their_writeback(io_dir, monkeypatch):
     """A buffered save asks the kernel to start writing back every range it
     wrote (sync_file_range), each byte once, so the disk takes the bytes
     while the rest are written; a direct save has no dirty pages to ask for."""
-    import ufile
     from ufile.safetensors import _save_io
     seen: list = []
     monkeypatch.setattr(_save_io, "start_writeback",
@@ -145,9 +145,7 @@ def test_buffered_writes_start_their_writeback(io_dir, monkeypatch):
     files = [f for f in os.listdir(d) if f.endswith(".safetensors")]
     assert len(files) > 1
     assert sum(n for _, n in seen) == sum(os.path.getsize(os.path.join(d, f)) for f in files)
-    with ufile.File(os.path.join(io_dir, "probe"), "w", direct=True) as f:
-        direct = f.direct
-    if direct:   # the file system takes O_DIRECT (tmpfs does not)
+    if odirect_works(io_dir):   # tmpfs does not take it
         seen.clear()
         save_checkpoint(sd, os.path.join(io_dir, "direct"), max_shard_size=30000, direct=True)
         assert seen == []
@@ -186,11 +184,9 @@ def test_buffered_files_are_written_side_by_side(io_dir, monkeypatch, direct):
     """Buffered, the shard files are written side by side (a buffered write
     holds its file's lock); with O_DIRECT one after another. Either way the
     checkpoint is the one written file by file."""
-    import ufile
     from ufile.safetensors import _save_checkpoint, _save_io
-    with ufile.File(os.path.join(io_dir, "probe"), "w", direct=True) as f:
-        if direct and not f.direct:
-            pytest.skip("the file system refuses O_DIRECT")
+    if direct:
+        need_odirect(io_dir)
     sd = {f"layers.{i}.w": torch.arange(3000 + i, dtype=torch.float32) for i in range(6)}
     meeting = _Meeting(_save_io.IO)
     monkeypatch.setattr(_save_io, "IO", meeting)

@@ -64,8 +64,8 @@ def test_timeline_names_each_phase(io_dir, monkeypatch):
     goes: agreed, created, its own bytes and the gathers (interleaved: the
     own bytes are written while the gathers run), all bytes written, the
     flushes, agreed again, committed; each rank starts its own bytes, and
-    its flushes, in a different file. Rank 0's writes are slowed: its gathers still start
-    before its own bytes are all written."""
+    its flushes, in a different file. Rank 0's writes are slowed: its
+    gathers still start before its own bytes are all written."""
     import json
     root = str(io_dir)
     monkeypatch.setenv("UFILE_SAVE_TRACE", os.path.join(root, "trace", "save"))
