@@ -133,6 +133,29 @@ def test_plan_writes_every_byte_once():
     assert kinds == {"a": "parts", "b": "gather", "r": "whole"}
 
 
+def test_ranks_start_their_own_bytes_in_different_files():
+    """Every rank writes into every file (4 files, 4 ranks, parts of each
+    tensor): each starts its own bytes, and its flushes, in a file of its own,
+    whichever files' headers it writes (the order is the plan's on every rank,
+    then rotated by the rank)."""
+    from ufile.safetensors._save_dist import _own_chunks
+    from ufile.safetensors._save_write import WriteOptions
+    n = 4
+    decls = [_decl({f"t{i}": (4, 1024) for i in range(8)}, {f"t{i}": 0 for i in range(8)})
+             for _ in range(n)]
+    plan = make_save_plan(decls, 2 * 16 * 1024 * 4, {"format": "pt"})   # 2 tensors a file
+    assert len(plan.files) == n
+    assert {f.header_writer for f in plan.files} == set(range(n))
+    order = [f.name for f in plan.files]
+    state = {f"t{i}": None for i in range(8)}
+    firsts = []
+    for r in range(n):
+        assert list(writes_of(plan, r)) == order
+        jobs = _own_chunks(plan, writes_of(plan, r), state, r, WriteOptions())
+        firsts.append(jobs[0][0])
+    assert sorted(firsts) == sorted(order), firsts
+
+
 @pytest.mark.parametrize("decls,match", [
     ([{"a": Held("F32", (2,), None)}, {"a": Held("F16", (2,), None)}], "F16"),
     ([{"a": Held("F32", (2,), None)}, {"a": Held("F32", (3,), None)}], "replicated"),

@@ -257,8 +257,9 @@ def _write_joined(ready: Any, f: Any, final: str, chunks: list, opts: WriteOptio
 def _own_chunks(plan: SavePlan, mine: dict, state_dict: dict, rank: int,
                 opts: WriteOptions) -> list[tuple[str, list]]:
     """(file, chunks) of this rank's own bytes (headers and tensors, not the
-    gathered ones), rotated: a buffered write holds its file's inode lock, so
-    ranks that all began with the first file would take turns in it."""
+    gathered ones), the plan's file order rotated by the rank: a buffered
+    write holds its file's inode lock, so ranks that began in the same file
+    would take turns in it."""
     heads = {f.name: f.head for f in plan.files}
     out = []
     for fname, pieces in mine.items():

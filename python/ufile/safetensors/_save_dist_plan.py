@@ -178,8 +178,8 @@ def _assign(e: Entry, dim: int | None, fname: str, data_start: int, decls: list[
 
 def writes_of(plan: SavePlan, rank: int) -> dict[str, list[tuple]]:
     """{file: [(what, tensor name or None, kind, file offset, bytes)]} this
-    rank writes (None: the header); "part" pieces are its part of an outer
-    split."""
+    rank writes (None: the header), the files in the plan's order on every
+    rank; "part" pieces are its part of an outer split."""
     out: dict[str, list[tuple]] = {}
     for i, f in enumerate(plan.files):
         if f.header_writer == rank:
@@ -196,7 +196,7 @@ def writes_of(plan: SavePlan, rank: int) -> dict[str, list[tuple]]:
         elif t.writer == rank and t.nbytes:
             out.setdefault(t.file, []).append((f"writing tensor {t.name!r}", t.name, t.kind,
                                                t.offset, t.nbytes))
-    return out
+    return {f.name: out[f.name] for f in plan.files if f.name in out}
 
 
 def chunk_runs(shape: tuple, offsets: tuple, sizes: tuple, itemsize: int) -> list[tuple]:
