@@ -25,7 +25,10 @@ the tensor-parallel rows: ``dist_collective`` save_checkpoint(group=, shard=)
 of parts split as in docs/DISTRIBUTED.md (``_direct``: direct=True),
 ``dist_full`` each rank saving a full copy, ``dist_bound`` each rank writing
 only its share (1/N of the bytes) from pinned memory with pwrite + fsync
-(``_direct``: O_DIRECT). Prints JSON lines (--json) and a table."""
+(``_direct``: O_DIRECT). With --device cpu the TP rows run N processes on gloo
+with CPU tensors: the files' side of the collective save without the GPUs
+(--outer-only splits every TP tensor along dimension 0, so no part is gathered
+over gloo). Prints JSON lines (--json) and a table."""
 from __future__ import annotations
 
 import argparse
@@ -130,7 +133,9 @@ def host_buffer(n: int, device: str):
     import torch
     if device != "cpu":
         return torch.empty(n, dtype=torch.uint8, pin_memory=True)
-    return torch.frombuffer(mmap.mmap(-1, max(n, 1)), dtype=torch.uint8)[:n]
+    buf = torch.frombuffer(mmap.mmap(-1, max(n, 1)), dtype=torch.uint8)[:n]
+    buf.fill_(0x5A)   # its pages exist before the clock, as pinned memory's do
+    return buf
 
 
 def raw_write(path: str, buf, direct: bool) -> None:
@@ -229,18 +234,24 @@ def _dist_rank(rank: int, n: int, port: int, row: str, args: argparse.Namespace,
     import torch
     import torch.distributed as dist
     from ufile.safetensors import save_checkpoint
-    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
-                            world_size=n, device_id=torch.device("cuda", rank))
+    device = args.device
+    if device == "cpu":
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                                world_size=n)
+    else:
+        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
+        torch.cuda.set_device(rank)
+        dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                                world_size=n, device_id=torch.device("cuda", rank))
+    rules = {p: 0 for p in TP} if args.outer_only else TP
     try:
-        sd = make_state(args.scale, "cuda")
+        sd = make_state(args.scale, device)
         limit = shard_size(sd)
         import re
         from ufile.safetensors._save_dist_plan import Held, make_save_plan, writes_of
         parts, decl = {}, {}
         for name, t in sd.items():
-            dim = next((d for p, d in TP.items() if re.search(p, name)), None)
+            dim = next((d for p, d in rules.items() if re.search(p, name)), None)
             parts[name] = t if dim is None else torch.tensor_split(t, n, dim)[rank].contiguous()
         out = os.path.join(args.dir, f"row-{row}")
         if rank == 0:
@@ -251,24 +262,24 @@ def _dist_rank(rank: int, n: int, port: int, row: str, args: argparse.Namespace,
         if row in ("dist_bound", "dist_bound_direct"):
             for name, t in parts.items():
                 decl[name] = Held("BF16", tuple(t.shape), next(
-                    (d for p, d in TP.items() if re.search(p, name)), None))
+                    (d for p, d in rules.items() if re.search(p, name)), None))
             decls: list = [None] * n
             dist.all_gather_object(decls, decl)
             plan = make_save_plan(decls, limit, {"format": "pt"})
             share = sum(size for ps in writes_of(plan, rank).values() for *_, size in ps)
-            buf = host_buffer(share, "cuda")
-            torch.cuda.synchronize()
+            buf = host_buffer(share, device)
+            sync(device)
             dist.barrier()
             t0 = time.perf_counter()
             raw_write(os.path.join(out, f"rank{rank}.bin"), buf, row == "dist_bound_direct")
         elif row in ("dist_collective", "dist_collective_direct"):
-            torch.cuda.synchronize()
+            sync(device)
             dist.barrier()
             t0 = time.perf_counter()
-            save_checkpoint(parts, out, max_shard_size=limit, group=dist.group.WORLD, shard=TP,
-                            direct=row == "dist_collective_direct")
+            save_checkpoint(parts, out, max_shard_size=limit, group=dist.group.WORLD,
+                            shard=rules, direct=row == "dist_collective_direct")
         else:  # dist_full: every rank its own full copy
-            torch.cuda.synchronize()
+            sync(device)
             dist.barrier()
             t0 = time.perf_counter()
             save_checkpoint(sd, os.path.join(out, f"rank{rank}"), max_shard_size=limit)
@@ -330,6 +341,8 @@ def main() -> int:
     ap.add_argument("--json", default=None, help="append each row's JSON to this file")
     ap.add_argument("--device", default="cuda", help="cpu: a smoke test without a GPU")
     ap.add_argument("--async-direct", action="store_true", help="the async row with O_DIRECT")
+    ap.add_argument("--outer-only", action="store_true", help="TP rows: split every TP tensor "
+                    "along dimension 0 (the files' side alone, no part gathered)")
     ap.add_argument("--row", default=None, help=argparse.SUPPRESS)  # a child's one row
     args = ap.parse_args()
     os.makedirs(args.dir, exist_ok=True)
@@ -350,6 +363,8 @@ def main() -> int:
                "--scale", str(args.scale), "--gpus", str(args.gpus), "--device", args.device]
         if args.async_direct:
             cmd.append("--async-direct")
+        if args.outer_only:
+            cmd.append("--outer-only")
         t0 = time.monotonic()
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
         got = [ln[7:] for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -364,8 +379,9 @@ def main() -> int:
             with open(args.json, "a") as f:
                 f.write(json.dumps(res) + "\n")
     size = next((r["bytes"] for r in results if "bytes" in r and r["row"] == rows[0]), None)
+    ranks = f"{args.gpus} GPU(s)" if args.device != "cpu" else f"{args.gpus} CPU rank(s)"
     print(f"bench_save: --scale {args.scale} ({size / 1e9:.2f} GB of bf16 tensors a copy), "
-          f"{args.gpus} GPU(s), {args.dir}" if size else "bench_save:")
+          f"{ranks}, {args.dir}" if size else "bench_save:")
     print(table(results))
     return 0 if all("error" not in r for r in results) else 1
 
