@@ -2,10 +2,10 @@
 """The collective save over gloo with 1-8 processes: replicas, tensor parallel
 (outer and inner dimensions, uneven, empty parts), pipeline-style subsets; the
 directory must hold, byte for byte, the checkpoint a single process saves
-from the full tensors. Failures: a write failing on one rank, ranks passing
-different rules, a rank exiting mid-save: every live rank raises
-DistributedSaveError, none hangs (dist_harness's deadline), and the previous
-checkpoint stays."""
+from the full tensors, with O_DIRECT too. Failures: a write failing on one
+rank, ranks passing different rules, a rank exiting mid-save: every live rank
+raises DistributedSaveError, none hangs (dist_harness's deadline), and the
+previous checkpoint stays."""
 from __future__ import annotations
 
 import os
@@ -13,6 +13,7 @@ import os
 import pytest
 
 import dist_harness
+import fs_support
 import save_checks
 import save_dist_cases as cases
 from ufile.safetensors import save_checkpoint
@@ -57,6 +58,21 @@ def test_collective_equals_single_process(io_dir, n):
         _same_files(os.path.join(root, d), want)  # faults left the tp checkpoint intact
     if n > 1:
         assert all(res["ok"]["small_budget"] == "ok" for res in results)
+
+
+@pytest.mark.parametrize("n", [2, 3, 4])
+def test_collective_direct_writes_every_byte(io_dir, n):
+    """direct=True: ranks write their parts with O_DIRECT into the same files,
+    parts beginning and ending inside blocks another rank writes too; the
+    directory equals a single process's buffered save, byte for byte."""
+    fs_support.need_odirect(io_dir)
+    root = str(io_dir)
+    want = os.path.join(root, "want")
+    save_checkpoint(cases.straddling(), want, max_shard_size=cases.DIRECT_SHARD)
+    assert len(os.listdir(want)) > 2   # several shards and the index
+    results = dist_harness.run(cases.worker_direct, n, (root,), deadline=DEADLINE)
+    assert [res.get("ok") for res in results] == ["ok"] * n, results
+    _same_files(os.path.join(root, "direct"), want)
 
 
 def test_timeline_names_each_phase(io_dir, monkeypatch):
