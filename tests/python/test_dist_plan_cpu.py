@@ -91,6 +91,35 @@ def test_ranks_whose_host_lacks_the_files_read_nothing(ranks, readers, chunk, sl
     _check(LLAMA_LIKE, TP, lambda r, n: r not in readers, ranks, 8192, readers=readers)
 
 
+def test_spans_shortcuts_equal_the_sweep():
+    """The planner's shortcuts for equal ranges (replicas) and disjoint ones
+    (dimension-0 splits) give what the general sweep gives, on random ranges
+    of every kind: equal, disjoint, touching, nested, overlapping."""
+    from ufile.safetensors._dist_plan import _spans, _sweep
+    rng = np.random.RandomState(3)
+    kinds = {"equal": 0, "disjoint": 0, "other": 0}
+    for _ in range(3000):
+        n = rng.randint(1, 7)
+        if rng.rand() < 0.2:
+            lo = int(rng.randint(0, 50))
+            ranges = [(lo, lo + int(rng.randint(1, 20)))] * n
+        elif rng.rand() < 0.4:
+            cuts = sorted(rng.choice(60, size=2 * n, replace=False).tolist())
+            ranges = [(cuts[2 * i], cuts[2 * i + 1] + (rng.rand() < 0.5)) for i in range(n)]
+            ranges = [(a, min(b, cuts[2 * i + 2]) if i + 1 < n else b)
+                      for i, (a, b) in enumerate(ranges)]
+            rng.shuffle(ranges)
+        else:
+            ranges = [(a, a + int(rng.randint(1, 15)))
+                      for a in rng.randint(0, 30, size=n).tolist()]
+        got = _spans(ranges)
+        assert got == _sweep(ranges), ranges
+        kind = "equal" if all(r == ranges[0] for r in ranges) else \
+            "disjoint" if len(got) == n and all(len(c) == 1 for _, _, c in got) else "other"
+        kinds[kind] += 1
+    assert min(kinds.values()) > 100, kinds
+
+
 def test_uneven_split_follows_tensor_split():
     assert split_sizes(10, 4) == [3, 3, 2, 2]
     assert split_sizes(2, 4) == [1, 1, 0, 0]

@@ -195,15 +195,15 @@ def box_for(shape: tuple, split: Any, rank: int, ranks: int) -> tuple:
 def wants_from_dims(headers: list[Header], dims: dict, wanted: list) -> list:
     """Per rank, {name: Want} from the agreed split of every tensor and each
     rank's selection: the ``shard=`` / ``select=`` rules as boxes."""
-    out: list = []
-    for r, names in enumerate(wanted):
-        mine: dict = {}
-        for h in headers:
-            for info in (h.tensors[n] for n in h.offset_order()):
+    out: list = [{} for _ in wanted]
+    for h in headers:
+        for info in (h.tensors[n] for n in h.offset_order()):
+            split = dims.get(info.name)
+            same = Want(info.name, _dist_box.whole(info.shape)) if split is None else None
+            for r, names in enumerate(wanted):
                 if info.name in names:
-                    box = box_for(info.shape, dims.get(info.name), r, len(wanted))
-                    mine[info.name] = Want(info.name, box)
-        out.append(mine)
+                    out[r][info.name] = same if same is not None else \
+                        Want(info.name, box_for(info.shape, split, r, len(wanted)))
     return out
 
 
@@ -231,8 +231,12 @@ def make_plan(headers: list[Header], dims: dict, wanted: list, chunk: int, slab:
     for fi, h in enumerate(headers):
         for info in (h.tensors[n] for n in h.offset_order()):
             entries = by_name.pop(info.name, [])
+            made: dict = {}   # box -> Part: ranks asking for the same box share one
             for r, key, box in entries:
-                plan.parts[r][key] = Part(info.name, info.dtype, _dist_box.extents(box), box)
+                part = made.get(box)
+                if part is None:
+                    part = made[box] = Part(info.name, info.dtype, _dist_box.extents(box), box)
+                plan.parts[r][key] = part
             if info.nbytes == 0:
                 continue
             for layer in _layers(entries):
@@ -292,22 +296,7 @@ class _Tensor:
 def _plan_ranges(plan: Plan, t: _Tensor, chunk: int, load: list) -> None:
     """Contiguous wants: each byte range wanted by one rank is read directly;
     one wanted by several, by one of them, and broadcast."""
-    spans: list = []    # (lo, hi, wants covering it): a sweep over the ranges' ends
-    starts = sorted(range(len(t.ranges)), key=lambda i: t.ranges[i][0])
-    cuts = sorted({p for rng in t.ranges for p in rng})
-    active: set = set()
-    nxt = 0
-    for lo, hi in zip(cuts, cuts[1:]):
-        active = {i for i in active if t.ranges[i][1] > lo}
-        while nxt < len(starts) and t.ranges[starts[nxt]][0] <= lo:
-            active.add(starts[nxt])
-            nxt += 1
-        cover = tuple(sorted(active))
-        if spans and spans[-1][2] == cover and spans[-1][1] == lo:
-            spans[-1] = (spans[-1][0], hi, cover)
-        elif cover:
-            spans.append((lo, hi, cover))
-    for lo, hi, cover in spans:
+    for lo, hi, cover in _spans(t.ranges):
         groups: dict = {}    # part key: [(rank, offset in its part)]
         for i in cover:
             r, key, _ = t.wants[i]
@@ -321,15 +310,46 @@ def _plan_ranges(plan: Plan, t: _Tensor, chunk: int, load: list) -> None:
                 _plan_broadcasts(plan, t, key, lo, hi, keepers, chunk, load)
 
 
+def _spans(ranges: list) -> list:
+    """(lo, hi, indices of the ranges covering it) over the union of the
+    non-empty ``ranges``, in order; neighbours with the same cover merged."""
+    if all(r == ranges[0] for r in ranges):    # replicas
+        return [(ranges[0][0], ranges[0][1], tuple(range(len(ranges))))]
+    starts = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    if all(ranges[a][1] <= ranges[b][0] for a, b in zip(starts, starts[1:])):   # disjoint
+        return [(ranges[i][0], ranges[i][1], (i,)) for i in starts]
+    return _sweep(ranges)
+
+
+def _sweep(ranges: list) -> list:
+    """_spans for any ranges: a sweep over their ends."""
+    starts = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+    spans: list = []
+    cuts = sorted({p for rng in ranges for p in rng})
+    active: set = set()
+    nxt = 0
+    for lo, hi in zip(cuts, cuts[1:]):
+        active = {i for i in active if ranges[i][1] > lo}
+        while nxt < len(starts) and ranges[starts[nxt]][0] <= lo:
+            active.add(starts[nxt])
+            nxt += 1
+        cover = tuple(sorted(active))
+        if spans and spans[-1][2] == cover and spans[-1][1] == lo:
+            spans[-1] = (spans[-1][0], hi, cover)
+        elif cover:
+            spans.append((lo, hi, cover))
+    return spans
+
+
 def _plan_broadcasts(plan: Plan, t: _Tensor, key: str, lo: int, end: int, keepers: list,
                      chunk: int, load: list) -> None:
     """Bytes [lo, end) of the tensor, at keepers' (rank, offset in its part)."""
     ranks = tuple(r for r, _ in keepers)
+    able = [r for r in ranks if plan.may_read(r)] or list(plan.readers)
     first = lo
     while lo < end:
         # Cut at a multiple of ``chunk`` in the file, so inner cuts stay aligned.
         hi = min(end, ((t.off + lo) // chunk + 1) * chunk - t.off)
-        able = [r for r in ranks if plan.may_read(r)] or list(plan.readers)
         root = min(able, key=lambda r: (load[r], r))
         load[root] += hi - lo
         at = tuple(a + lo - first for _, a in keepers)
