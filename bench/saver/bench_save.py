@@ -339,7 +339,8 @@ def main() -> int:
                     "every GPU; 1: no TP rows)")
     ap.add_argument("--rows", default=None, help="comma-separated subset of rows")
     ap.add_argument("--json", default=None, help="append each row's JSON to this file")
-    ap.add_argument("--device", default="cuda", help="cpu: a smoke test without a GPU")
+    ap.add_argument("--device", default="cuda", help="cpu: CPU tensors (the one-GPU rows as a "
+                    "smoke test; the TP rows over gloo, --gpus processes)")
     ap.add_argument("--async-direct", action="store_true", help="the async row with O_DIRECT")
     ap.add_argument("--outer-only", action="store_true", help="TP rows: split every TP tensor "
                     "along dimension 0 (the files' side alone, no part gathered)")
