@@ -169,3 +169,35 @@ def hosts_worker(rank: int, n: int, paths: list, hosts: list, arrays: dict):
     os.environ["UFILE_HOST_ID"] = hosts[rank]
     path = paths[list(dict.fromkeys(hosts)).index(hosts[rank])]
     return tp_worker(rank, n, path, arrays, "cpu", None)
+
+
+def overlap_worker(rank: int, n: int, path: str, name: str, rows: list, cast: bool) -> str:
+    """Rank ``rank`` loads rows ``rows[rank]`` of tensor ``name`` into a
+    destination the load cannot read into (strided, or of another dtype), so
+    its bytes are staged and copied when the part is complete. Ranks' rows
+    overlap in part: a part has bytes only its rank reads (directly) and
+    bytes it shares (a broadcast). Rank 0's reads take 0.3 s longer and a
+    status is agreed after every collective, so a part yielded once its
+    collectives are agreed, before its direct read ends, would be copied
+    incomplete. Returns the destination's bytes as hex."""
+    import time
+    import torch
+    import torch.distributed as dist
+    from ufile import safetensors as us
+    from ufile.safetensors import _dist_exec, _engine
+    real = _engine._read
+
+    def slow(piece):
+        if rank == 0:
+            time.sleep(0.3)
+        return real(piece)
+    _engine._read = slow
+    _dist_exec.AGREE_EVERY = 1
+    a, b = rows[rank]
+    if cast:
+        dest = torch.zeros(b - a, 8, dtype=torch.float64)
+    else:
+        dest = torch.zeros(b - a, 12)[:, 2:10]
+    us.load_into(path, {name: [(dest, None, (slice(a, b),))]}, group=dist.group.WORLD,
+                 cast=cast)
+    return dest.to(torch.float32).contiguous().numpy().tobytes().hex()

@@ -155,6 +155,22 @@ def test_tensor_parallel_over_gloo_reads_each_byte_once(ckpt, n):
     assert sum(r["ok"]["read"] for r in res) == wanted   # once across the group
 
 
+@pytest.mark.parametrize("cast", [False, True])
+def test_parts_partly_shared_are_complete_when_copied(ckpt, cast):
+    """Rows [0, 6) on rank 0, [4, 10) on rank 1: each part is read partly by
+    its own rank alone and partly by one of them for both (broadcast); staged
+    destinations (strided; a cast) get every byte, though rank 0's own reads
+    end after the shared bytes are agreed."""
+    path, arrays = ckpt[2], ckpt[3]
+    name, rows = "layers.0.q.weight", [(0, 6), (4, 10)]
+    res = dist_harness.run(lc.overlap_worker, 2, (path, name, rows, cast), deadline=DEADLINE)
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        a, b = rows[rank]
+        want = np.ascontiguousarray(arrays[name][a:b]).astype(np.float32)
+        assert r["ok"] == want.tobytes().hex(), f"rank {rank}: rows {a}..{b} differ"
+
+
 @pytest.mark.parametrize("fault,words", [
     ("bad_shape", ["'model.norm.weight'", "destination is [9]"]),
     ("bad_targets", ["targets must map checkpoint names to tensors, not list"]),

@@ -13,7 +13,8 @@ from typing import Any, Iterator
 class Agreement:
     """Mixed into Executor, whose state it uses: g and agree (groups), cuda,
     side and status streams, checkpoints, cp_log, gated, covered, aborted,
-    failed, works, direct futures, parts, the allocator and _await_prepared."""
+    failed, works, direct futures and their ends, parts and their last
+    collectives, the allocator and _await_prepared."""
 
     def _gate(self, t: int | None) -> bool:
         """Before op ``t`` (None: now), waits for each status issued
@@ -87,24 +88,41 @@ class Agreement:
                 self.torch.cuda.current_stream().wait_event(done)
         if not final and self.covered <= 0:
             return
-        for name in self.parts:
-            if name in self.yielded:
-                continue
-            if not final and not self._complete(name):
-                continue
+        names = [n for n in self.parts if n not in self.yielded] if final else \
+            self._newly_complete()
+        for name in names:
             self.yielded.add(name)
             tensor = self._tensor(name)
             self.yielded_since.append(name)   # let go of at the next segment
             yield name, tensor
             del tensor
 
+    def _newly_complete(self) -> list:
+        """The parts complete since the last call, in the parts' order. Only
+        the parts that a direct read's end or an agreed status concerns are
+        looked at, not every part after every collective."""
+        touched = set()
+        while self.direct_ends:
+            name, f = self.direct_ends.popleft()
+            self.direct_waiting[name] -= 1
+            if f.cancelled() or f.exception() is not None:
+                self.direct_failed.add(name)
+            touched.add(name)
+        while self.agreed_upto < len(self.by_last_op) and \
+                self.by_last_op[self.agreed_upto][0] < self.covered:
+            touched.add(self.by_last_op[self.agreed_upto][1])
+            self.agreed_upto += 1
+        done = [n for n in touched if n not in self.yielded and self._complete(n)]
+        return sorted(done, key=self.part_index.__getitem__)
+
     def _complete(self, name: str) -> bool:
-        """Its collectives agreed, its direct reads all done and fine."""
-        if name in self.last_op:
-            return self.last_op[name] < self.covered
-        futures = self.direct_futures.get(name)
-        return bool(futures) and self.direct_left[name] == 0 and \
-            all(f.done() and f.exception() is None for f in futures)
+        """Its collectives agreed, and its direct reads (a part may have both:
+        bytes only it wants, bytes it shares) all submitted, done and fine."""
+        if name in self.last_op and self.last_op[name] >= self.covered:
+            return False
+        if self.direct_left[name] or self.direct_waiting[name] or name in self.direct_failed:
+            return False
+        return name in self.last_op or bool(self.direct_futures.get(name))
 
     def _let_go(self, upto: int) -> None:
         """Waits for the works of the collectives before ``upto`` (complete:
