@@ -89,7 +89,7 @@ class Agreement:
         if not final and self.covered <= 0:
             return
         names = [n for n in self.parts if n not in self.yielded] if final else \
-            self._newly_complete()
+            self._newly_complete(everything=block)
         for name in names:
             self.yielded.add(name)
             tensor = self._tensor(name)
@@ -97,21 +97,20 @@ class Agreement:
             yield name, tensor
             del tensor
 
-    def _newly_complete(self) -> list:
-        """The parts complete since the last call, in the parts' order. Only
-        the parts that a direct read's end or an agreed status concerns are
-        looked at, not every part after every collective."""
+    def _newly_complete(self, everything: bool) -> list:
+        """The parts complete and not yet yielded, in the parts' order. Only
+        the parts that a direct read's end or an agreed status concerns since
+        the last call are looked at, not every part after every collective;
+        ``everything``: every part (a segment's end, the walk's end)."""
         touched = set()
         while self.direct_ends:
-            name, f = self.direct_ends.popleft()
-            self.direct_waiting[name] -= 1
-            if f.cancelled() or f.exception() is not None:
-                self.direct_failed.add(name)
-            touched.add(name)
+            touched.add(self.direct_ends.popleft())
         while self.agreed_upto < len(self.by_last_op) and \
                 self.by_last_op[self.agreed_upto][0] < self.covered:
             touched.add(self.by_last_op[self.agreed_upto][1])
             self.agreed_upto += 1
+        if everything:
+            touched = self.parts
         done = [n for n in touched if n not in self.yielded and self._complete(n)]
         return sorted(done, key=self.part_index.__getitem__)
 
@@ -120,9 +119,11 @@ class Agreement:
         bytes only it wants, bytes it shares) all submitted, done and fine."""
         if name in self.last_op and self.last_op[name] >= self.covered:
             return False
-        if self.direct_left[name] or self.direct_waiting[name] or name in self.direct_failed:
+        futures = self.direct_futures.get(name)
+        if self.direct_left[name] or not all(
+                f.done() and not f.cancelled() and f.exception() is None for f in futures or ()):
             return False
-        return name in self.last_op or bool(self.direct_futures.get(name))
+        return name in self.last_op or bool(futures)
 
     def _let_go(self, upto: int) -> None:
         """Waits for the works of the collectives before ``upto`` (complete:

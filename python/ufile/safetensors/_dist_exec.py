@@ -114,11 +114,10 @@ class Executor(Agreement, Collectives):
         self.issued = 0                     # collectives issued so far
         self.covered = 0                    # collectives agreed so far (-1: a rank failed)
         self.direct_left = collections.Counter(rd.dest for rd in plan.direct[self.rank])
-        # What is complete (_dist_agree._newly_complete): direct reads' ends,
-        # posted by the reader's threads; parts by their last collective.
-        self.direct_ends: collections.deque = collections.deque()   # (part, future)
-        self.direct_waiting: collections.Counter = collections.Counter()
-        self.direct_failed: set = set()
+        # What may have become complete (_dist_agree._newly_complete): parts
+        # whose direct reads ended (posted by the reader's threads), parts by
+        # their last collective.
+        self.direct_ends: collections.deque = collections.deque()
         self.by_last_op = sorted((i, n) for n, i in self.last_op.items() if n in self.parts)
         self.agreed_upto = 0                # entries of by_last_op seen agreed
         self.part_index = {name: i for i, name in enumerate(self.parts)}
@@ -344,9 +343,8 @@ class Executor(Agreement, Collectives):
                                        f"tensor {rd.dest!r}", self.opts.request_bytes)
                 futures = self.reader.submit(pieces, (1, self.di))
                 self.direct_futures[rd.dest] += futures
-                self.direct_waiting[rd.dest] += len(futures)
                 for f in futures:
-                    f.add_done_callback(lambda f, n=rd.dest: self.direct_ends.append((n, f)))
+                    f.add_done_callback(lambda _, n=rd.dest: self.direct_ends.append(n))
                 if self.timeline.events is not None:
                     self._note("direct", self.di, rd.size)
                     futures[-1].add_done_callback(lambda _, i=self.di: self._note("direct read", i))
