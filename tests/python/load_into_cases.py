@@ -171,15 +171,17 @@ def hosts_worker(rank: int, n: int, paths: list, hosts: list, arrays: dict):
     return tp_worker(rank, n, path, arrays, "cpu", None)
 
 
-def overlap_worker(rank: int, n: int, path: str, name: str, rows: list, cast: bool) -> str:
-    """Rank ``rank`` loads rows ``rows[rank]`` of tensor ``name`` into a
-    destination the load cannot read into (strided, or of another dtype), so
-    its bytes are staged and copied when the part is complete. Ranks' rows
-    overlap in part: a part has bytes only its rank reads (directly) and
-    bytes it shares (a broadcast). Rank 0's reads take 0.3 s longer and a
-    status is agreed after every collective, so a part yielded once its
-    collectives are agreed, before its direct read ends, would be copied
-    incomplete. Returns the destination's bytes as hex."""
+def overlap_worker(rank: int, n: int, path: str, wants: dict, cast: bool,
+                   delays: list) -> dict:
+    """Rank ``rank`` loads rows ``wants[name][1][rank]`` of each F32 matrix
+    ``name`` (of ``wants[name][0]`` columns) into a destination the load
+    cannot read into (strided, or float64), so its bytes are staged and
+    copied when the part is complete. Ranks' rows may overlap in part: a part
+    then has bytes only its rank reads (directly) and bytes it shares (a
+    broadcast). Each of this rank's reads takes ``delays[rank]`` seconds
+    longer and a status is agreed after every collective, so a part taken as
+    complete before its own reads end would be copied incomplete. Returns
+    {name: the destination's bytes, hex}."""
     import time
     import torch
     import torch.distributed as dist
@@ -188,16 +190,18 @@ def overlap_worker(rank: int, n: int, path: str, name: str, rows: list, cast: bo
     real = _engine._read
 
     def slow(piece):
-        if rank == 0:
-            time.sleep(0.3)
+        time.sleep(delays[rank])
         return real(piece)
     _engine._read = slow
     _dist_exec.AGREE_EVERY = 1
-    a, b = rows[rank]
-    if cast:
-        dest = torch.zeros(b - a, 8, dtype=torch.float64)
-    else:
-        dest = torch.zeros(b - a, 12)[:, 2:10]
-    us.load_into(path, {name: [(dest, None, (slice(a, b),))]}, group=dist.group.WORLD,
-                 cast=cast)
-    return dest.to(torch.float32).contiguous().numpy().tobytes().hex()
+    targets, dests = {}, {}
+    for name, (cols, rows) in wants.items():
+        a, b = rows[rank]
+        if cast:
+            dest = torch.zeros(b - a, cols, dtype=torch.float64)
+        else:
+            dest = torch.zeros(b - a, cols + 4)[:, 2:2 + cols]
+        dests[name] = dest
+        targets[name] = [(dest, None, (slice(a, b),))]
+    us.load_into(path, targets, group=dist.group.WORLD, cast=cast)
+    return {k: d.contiguous().numpy().tobytes().hex() for k, d in dests.items()}
