@@ -181,9 +181,9 @@ def test_parts_partly_shared_are_complete_when_copied(ckpt, cast):
 
 @pytest.mark.parametrize("seed", [1, 2])
 def test_random_overlapping_rows_on_three_ranks(ckpt, seed):
-    """Random row ranges of four matrices in four files on 3 ranks, equal,
-    nested, overlapping in part or apart; reads slowed unevenly: every
-    staged destination gets exactly its rows."""
+    """Random row ranges of four matrices in four files on 3 ranks (ranges
+    that may be equal, nested, overlap in part or lie apart); reads slowed
+    unevenly: every staged destination gets exactly its rows."""
     path, arrays = ckpt[2], ckpt[3]
     rng = np.random.default_rng(seed)
     wants = {}
