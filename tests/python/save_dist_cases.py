@@ -63,6 +63,16 @@ def holding(kind: str, rank: int, n: int) -> tuple[dict, dict | None]:
     raise ValueError(kind)
 
 
+class WrappedIO:
+    """The save seam (_save_io.IO) with some of its calls replaced."""
+
+    def __init__(self, real):
+        self.real = real
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
 DIRECT_SHARD = 60000   # several files of the block-straddling state dict
 
 
@@ -82,20 +92,18 @@ def straddling() -> dict:
     return sd
 
 
-class DirectSeen:
+class DirectSeen(WrappedIO):
     """Wraps the save seam: records whether each file a rank writes into was
     opened with O_DIRECT."""
 
     def __init__(self, real):
-        self.real, self.direct = real, []
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
+        super().__init__(real)
+        self.direct: list = []
 
     def open_existing(self, path, direct):
-        import fcntl
+        from fs_support import opened_direct
         f = self.real.open_existing(path, direct)
-        self.direct.append(bool(fcntl.fcntl(f.fileno(), fcntl.F_GETFL) & os.O_DIRECT))
+        self.direct.append(opened_direct(f))
         return f
 
 
@@ -124,14 +132,8 @@ def expected(kind: str) -> dict:
     return full()
 
 
-class SlowIO:
+class SlowIO(WrappedIO):
     """Wraps the save seam: every write takes 50 ms longer."""
-
-    def __init__(self, real):
-        self.real = real
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
 
     def write(self, *args):
         import time
@@ -139,15 +141,13 @@ class SlowIO:
         return self.real.write(*args)
 
 
-class FailingIO:
+class FailingIO(WrappedIO):
     """Wraps the save seam: the ``k``-th write fails with ``err``, or exits
     the process (``err`` = "exit")."""
 
     def __init__(self, real, k: int, err):
-        self.real, self.k, self.err, self.n = real, k, err, 0
-
-    def __getattr__(self, name):
-        return getattr(self.real, name)
+        super().__init__(real)
+        self.k, self.err, self.n = k, err, 0
 
     def write(self, *args):
         self.n += 1
