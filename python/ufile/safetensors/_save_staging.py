@@ -9,12 +9,12 @@ without the advice 4.5-4.7 s; 16 threads slower than 8), where the copy into
 it takes 0.3 s. torch's pinned allocator, where the caller's
 PYTORCH_CUDA_ALLOC_CONF sets ``pinned_use_cuda_host_register`` and 8
 threads, is on a par (16 GB in 1.84-2.10 s against this region's 1.64-2.50
-s, alternated in one run). So a save's staging is one such region, and the process
-keeps it for the next save (as torch's pinned allocator keeps its blocks): a
-save reuses the kept region when it is large enough and free, else maps a
-new one, which is kept in place of the old one when the old one is free and
-no larger by then (else the new one is unmapped when its save ends). ``free_save_staging()`` lets the kept region go.
-Thread-safe."""
+s, alternated in one run). So a save's staging is one such region, and the
+process keeps it for the next save (as torch's pinned allocator keeps its
+blocks): a save reuses the kept region when it is large enough and free,
+else maps a new one, which is kept in place of the old one when the old one
+is free and no larger by then (else the new one is unmapped when its save
+ends). ``free_save_staging()`` lets the kept region go. Thread-safe."""
 from __future__ import annotations
 
 import ctypes
