@@ -171,13 +171,28 @@ def hosts_worker(rank: int, n: int, paths: list, hosts: list, arrays: dict):
     return tp_worker(rank, n, path, arrays, "cpu", None)
 
 
+def random_rows(arrays: dict, names: tuple, ranks: int, seed: int) -> dict:
+    """{name: (columns, [(first row, end row) of each rank])}: random ranges,
+    which may be equal, nested, overlap in part or lie apart."""
+    rng = np.random.default_rng(seed)
+    wants = {}
+    for name in names:
+        rows, cols = arrays[name].shape
+        ranges = []
+        for _ in range(ranks):
+            a = int(rng.integers(0, rows - 1))
+            ranges.append((a, int(rng.integers(a + 1, rows + 1))))
+        wants[name] = (cols, ranges)
+    return wants
+
+
 def overlap_worker(rank: int, n: int, path: str, wants: dict, cast: bool,
-                   delays: list) -> dict:
+                   delays: list, device: str = "cpu") -> dict:
     """Rank ``rank`` loads rows ``wants[name][1][rank]`` of each F32 matrix
-    ``name`` (of ``wants[name][0]`` columns) into a destination the load
-    cannot read into (strided, or float64), so its bytes are staged and
-    copied when the part is complete. Ranks' rows may overlap in part: a part
-    then has bytes only its rank reads (directly) and bytes it shares (a
+    ``name`` (of ``wants[name][0]`` columns) into a destination on ``device``
+    the load cannot read into (strided, or float64), so its bytes are staged
+    and copied when the part is complete. Ranks' rows may overlap in part: a
+    part then has bytes only its rank reads (directly) and bytes it shares (a
     broadcast). Each of this rank's reads takes ``delays[rank]`` seconds
     longer and a status is agreed after every collective, so a part taken as
     complete before its own reads end would be copied incomplete. Returns
@@ -198,10 +213,26 @@ def overlap_worker(rank: int, n: int, path: str, wants: dict, cast: bool,
     for name, (cols, rows) in wants.items():
         a, b = rows[rank]
         if cast:
-            dest = torch.zeros(b - a, cols, dtype=torch.float64)
+            dest = torch.zeros(b - a, cols, dtype=torch.float64, device=device)
         else:
-            dest = torch.zeros(b - a, cols + 4)[:, 2:2 + cols]
+            dest = torch.zeros(b - a, cols + 4, device=device)[:, 2:2 + cols]
         dests[name] = dest
         targets[name] = [(dest, None, (slice(a, b),))]
     us.load_into(path, targets, group=dist.group.WORLD, cast=cast)
-    return {k: d.contiguous().numpy().tobytes().hex() for k, d in dests.items()}
+    return {k: d.cpu().contiguous().numpy().tobytes().hex() for k, d in dests.items()}
+
+
+def check_overlap(res: list, arrays: dict, wants: dict, cast: bool) -> None:
+    """Every rank's destinations hold exactly its rows (cast: equal values,
+    NaN for NaN, as a GPU may quiet a signalling NaN's bits)."""
+    for rank, r in enumerate(res):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        for name, (_, rows) in wants.items():
+            a, b = rows[rank]
+            with np.errstate(invalid="ignore"):   # the random bits hold signalling NaNs
+                want = np.ascontiguousarray(arrays[name][a:b]).astype(
+                    np.float64 if cast else np.float32).reshape(-1)
+            got = np.frombuffer(bytes.fromhex(r["ok"][name]), dtype=want.dtype)
+            same = np.array_equal(got, want, equal_nan=True) if cast else \
+                got.tobytes() == want.tobytes()
+            assert same, f"rank {rank}: {name} rows {a}..{b}"

@@ -155,17 +155,6 @@ def test_tensor_parallel_over_gloo_reads_each_byte_once(ckpt, n):
     assert sum(r["ok"]["read"] for r in res) == wanted   # once across the group
 
 
-def _check_overlap(res: list, arrays: dict, wants: dict, cast: bool) -> None:
-    for rank, r in enumerate(res):
-        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
-        for name, (_, rows) in wants.items():
-            a, b = rows[rank]
-            with np.errstate(invalid="ignore"):   # the random bits hold signalling NaNs
-                want = np.ascontiguousarray(arrays[name][a:b]).astype(
-                    np.float64 if cast else np.float32)
-            assert r["ok"][name] == want.tobytes().hex(), f"rank {rank}: {name} rows {a}..{b}"
-
-
 @pytest.mark.parametrize("cast", [False, True])
 def test_parts_partly_shared_are_complete_when_copied(ckpt, cast):
     """Rows [0, 6) on rank 0, [4, 10) on rank 1: each part is read partly by
@@ -176,7 +165,7 @@ def test_parts_partly_shared_are_complete_when_copied(ckpt, cast):
     wants = {"layers.0.q.weight": (8, [(0, 6), (4, 10)])}
     res = dist_harness.run(lc.overlap_worker, 2, (path, wants, cast, [0.3, 0.0]),
                            deadline=DEADLINE)
-    _check_overlap(res, arrays, wants, cast)
+    lc.check_overlap(res, arrays, wants, cast)
 
 
 @pytest.mark.parametrize("seed", [1, 2])
@@ -185,19 +174,12 @@ def test_random_overlapping_rows_on_three_ranks(ckpt, seed):
     that may be equal, nested, overlap in part or lie apart); reads slowed
     unevenly: every staged destination gets exactly its rows."""
     path, arrays = ckpt[2], ckpt[3]
-    rng = np.random.default_rng(seed)
-    wants = {}
-    for name in ("embed.weight", "layers.0.q.weight", "layers.0.o.weight", "lm_head.weight"):
-        rows, cols = arrays[name].shape
-        ranges = []
-        for _ in range(3):
-            a = int(rng.integers(0, rows - 1))
-            ranges.append((a, int(rng.integers(a + 1, rows + 1))))
-        wants[name] = (cols, ranges)
+    wants = lc.random_rows(arrays, ("embed.weight", "layers.0.q.weight", "layers.0.o.weight",
+                                    "lm_head.weight"), 3, seed)
     cast = bool(seed % 2)
     res = dist_harness.run(lc.overlap_worker, 3, (path, wants, cast, [0.0, 0.05, 0.1]),
                            deadline=DEADLINE)
-    _check_overlap(res, arrays, wants, cast)
+    lc.check_overlap(res, arrays, wants, cast)
 
 
 @pytest.mark.parametrize("fault,words", [
