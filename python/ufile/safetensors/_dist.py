@@ -65,6 +65,12 @@ class _Group:
         self.ranks = list(range(self.size)) if group in (None, dist.group.WORLD) else \
             [dist.get_global_rank(group, r) for r in range(self.size)]
 
+    def in_issue_order(self) -> bool:
+        """Whether the group's collectives complete in the order issued: NCCL
+        runs them one after another on one stream; gloo runs several at once
+        (CPU or CUDA tensors), each finishing on its own."""
+        return "nccl" in str(self.dist.get_backend(self.group)).lower()
+
     def backend_error(self) -> str | None:
         """Why this group cannot move ``device``'s tensors, or None."""
         backend = str(self.dist.get_backend(self.group))

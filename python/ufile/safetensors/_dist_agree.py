@@ -7,12 +7,13 @@ collectives later at the latest, so that after a failure every rank stops at
 the same collective; the final agreement over the whole group."""
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Iterator
 
 
 class Agreement:
     """Mixed into Executor, whose state it uses: g and agree (groups), cuda,
-    side and status streams, checkpoints, cp_log, gated, covered, aborted,
+    side, status and landed streams, checkpoints, cp_log, gated, covered, aborted,
     failed, works, direct futures and their ends, parts and their last
     collectives, the allocator and _await_prepared."""
 
@@ -86,6 +87,7 @@ class Agreement:
             self.covered = upto
             if self.cuda:
                 self.torch.cuda.current_stream().wait_event(done)
+                self.torch.cuda.current_stream().wait_stream(self.landed)
         if not final and self.covered <= 0:
             return
         names = [n for n in self.parts if n not in self.yielded] if final else \
@@ -126,12 +128,15 @@ class Agreement:
         return name in self.last_op or bool(futures)
 
     def _let_go(self, upto: int) -> None:
-        """Waits for the works of the collectives before ``upto`` (complete:
-        on CUDA a stream wait, on CPU no wait) and drops them. torch keeps an
+        """Waits for the works of the collectives before ``upto`` and drops
+        them: on CUDA the ``landed`` stream waits (what a status covers has
+        completed on NCCL's one stream in issue order, but gloo completes each
+        collective on a stream of its own, and a status may end before an
+        earlier collective), on CPU complete already. torch keeps an
         asynchronous NCCL collective's tensors until its work is waited for
         (or its watchdog notices, later): a tensor let go of would otherwise
         stay allocated."""
-        with self._on_side():
+        with self.torch.cuda.stream(self.landed) if self.cuda else contextlib.nullcontext():
             while self.works and self.works[0][0] < upto:
                 self.works.popleft()[1].wait()
 
@@ -177,3 +182,4 @@ class Agreement:
             raise_failures(self.agree.objects(self.failed))
         if self.cuda:
             torch.cuda.current_stream().wait_stream(self.side)
+            torch.cuda.current_stream().wait_stream(self.landed)

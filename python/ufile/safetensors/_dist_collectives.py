@@ -14,17 +14,18 @@ from ._dist_plan import AllToAll, Broadcast
 
 class Collectives:
     """Mixed into Executor, whose state it uses: g (the group), rank, cuda,
-    torch, failed, the scratch buffer (CUDA) or ring (CPU), the root ring
+    torch, failed, the scratch buffer (in_order) or ring (gloo), the root ring
     and its index root_of, the staging slots (slots, slot_of, slot_work,
     slot_event), status_stream, _staged, _bytes and _fail."""
 
     def scratch_bytes(self, n: int) -> Any:
-        """``n`` bytes to receive what this rank does not keep. CUDA: one
-        buffer, as the collectives run in stream order. CPU: gloo runs
-        collectives on several threads at once and relays a broadcast from a
-        receiver's buffer, so each in-flight collective gets a buffer of the
-        ring, taken once the collective that last used it has completed."""
-        if self.cuda:
+        """``n`` bytes to receive what this rank does not keep. NCCL: one
+        buffer, as the collectives run in stream order. gloo runs collectives
+        on several threads at once, relays a CPU broadcast from a receiver's
+        buffer and writes a CUDA collective's result back on a stream of its
+        own, so each in-flight collective gets a buffer of the ring, taken
+        once the collective that last used it has completed."""
+        if self.in_order:
             return self.scratch[:n]
         i = self.scratch_next % len(self.scratch_ring)
         self.scratch_next += 1

@@ -22,11 +22,13 @@ iterator (_dist_stream) also stops at each segment's end to yield before it
 allocates more.
 
 CUDA streams: collectives are issued from a side stream; inner-split packing
-(_dist_inner) runs on it. A staging buffer is read into again (by ufile, outside any stream)
-only after the event recorded behind its last packing has completed: that
-fence is the one host wait on the data path, taken only for the collective
-issued next (ops further ahead wait for a free slot without blocking), and
-staging_buffers sets how far it lags."""
+(_dist_inner) runs on it; statuses complete on a status stream; a yielded
+tensor's consumer waits for its collectives' works on a stream that carries
+only those waits (``landed``). A staging buffer is read into again (by
+ufile, outside any stream) only after the event recorded behind its last
+packing has completed: that fence is the one host wait on the data path,
+taken only for the collective issued next (ops further ahead wait for a free
+slot without blocking), and staging_buffers sets how far it lags."""
 from __future__ import annotations
 
 import collections
@@ -70,6 +72,9 @@ class Executor(Agreement, Collectives):
         self.agree = agree or g             # the group the outcome is agreed over
         self.torch = fw.torch
         self.cuda = device != "cpu"
+        # One scratch buffer serves collectives completing in issue order
+        # (NCCL); gloo's, which complete out of order, each take one of a ring.
+        self.in_order = self.cuda and g.in_issue_order()
         self.rank = g.rank
         self.parts = plan.parts[self.rank]
         self.paths = {n: h.path for h in headers for n in h.tensors}
@@ -96,7 +101,7 @@ class Executor(Agreement, Collectives):
         self.slot_event: list = [None] * depth
         self.slot_work: list = [None] * depth
         self.scratch: Any = None
-        self.scratch_ring: list = []        # CPU: [buffer, last work to receive into it]
+        self.scratch_ring: list = []        # gloo: [buffer, last work to receive into it]
         self.scratch_taken: int | None = None
         self.scratch_next = 0
         # Broadcasts this rank reads for ranks of a host that lacks the files
@@ -106,6 +111,10 @@ class Executor(Agreement, Collectives):
         self.root_of: dict = {}             # op index -> ring index
         self.side: Any = None
         self.status_stream: Any = None
+        # Waits only for the collectives let go of (_let_go), in order: a
+        # tensor's consumer waits for it, so for its own collectives' results
+        # also where the backend (gloo) completes them out of issue order.
+        self.landed: Any = None
         self.works: collections.deque = collections.deque()   # (op index, work)
         self.checkpoints: collections.deque = collections.deque()
         self.status_host: Any = None
@@ -150,7 +159,7 @@ class Executor(Agreement, Collectives):
         try:
             ops = self.plan.ops
             st = staging(self.plan, self.rank, self.depth, self.cuda)
-            if ops and self.cuda:
+            if ops and self.in_order:
                 self.scratch = self.fw.bytes_buffer(st.scratch, self.device)
             elif ops:
                 self.scratch_ring = [[self.fw.bytes_buffer(st.scratch, self.device), None]
@@ -163,6 +172,7 @@ class Executor(Agreement, Collectives):
             if self.cuda:
                 self.side = torch.cuda.Stream()
                 self.status_stream = torch.cuda.Stream()
+                self.landed = torch.cuda.Stream()
                 torch.cuda.current_stream().synchronize()   # memory we reuse is idle
                 count = len(ops) // AGREE_EVERY + len(self.segments) + 1
                 self.status_host = torch.empty(count, dtype=torch.int32, pin_memory=True)
@@ -451,7 +461,7 @@ class Executor(Agreement, Collectives):
             else:
                 work = self._all_to_all(t, op)
         self.works.append((t, work))
-        if not self.cuda:
+        if not self.in_order:
             if self.scratch_taken is not None:
                 self.scratch_ring[self.scratch_taken][1] = work
                 self.scratch_taken = None

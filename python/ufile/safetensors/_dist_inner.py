@@ -7,14 +7,15 @@ Every rank has read its share of the run's rows into staging (``slab``) and
 packs, for each receiver, that receiver's columns of those of its rows the
 receiver wants (``AllToAll.sent_rows``), where they go in the receiver's
 part. Then:
-- CUDA (NCCL): a reduce-scatter of bytes (uint8 sum) over the packed buffer,
-  zero wherever this rank has no rows: each byte of a part comes from exactly
-  one rank and the others add zero, so the sum is the bytes themselves. Not
+- CUDA: a reduce-scatter of bytes (uint8 sum) over the packed buffer, zero
+  wherever this rank has no rows: each byte of a part comes from exactly one
+  rank and the others add zero, so the sum is the bytes themselves. Not
   all_to_all: NCCL connects point-to-point peers at a process's first send or
   receive, which held the host for 1.2 s on 4 H200 (a first load of 1.6 s
   instead of 0.3 s), while ring collectives use the connections already made.
-- CPU (gloo, which has no reduce-scatter): all_to_all_single of the packed
-  columns.
+  (gloo carries it out as an all-reduce, waited for at once: see below.)
+- CPU (gloo, which has no reduce-scatter for CPU tensors in every torch this
+  supports): all_to_all_single of the packed columns.
 A failed rank contributes zeros (CUDA) or whatever its staging holds (CPU):
 every rank raises at the final agreement either way."""
 from __future__ import annotations
@@ -76,10 +77,27 @@ def _reduce_scatter(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,
     dist = ex.g.dist
     scatter = getattr(dist, "reduce_scatter_tensor", None) or dist._reduce_scatter_base
     work = scatter(out, buf, op=dist.ReduceOp.SUM, group=ex.g.group, async_op=True)
+    if not ex.in_order:
+        # gloo: an all-reduce of a copy of ``buf``, whose wait() copies this
+        # rank's share into ``out`` on the calling stream, again at each call.
+        # Waited for once, here, so the result lands in stream order on the
+        # side stream; the host waits for the all-reduce.
+        work.wait()
+        work = _Waited()
     if dest is not None and not in_place:   # a smaller uneven part: copied behind it
         work.wait()
         dest.reshape(-1).copy_(out[:mine])
     return work
+
+
+class _Waited:
+    """A collective already waited for: waiting again does nothing."""
+
+    def wait(self) -> bool:
+        return True
+
+    def is_completed(self) -> bool:
+        return True
 
 
 def _all_to_all(ex: Any, op: AllToAll, slab: Any, send: Any, dest: Any,

@@ -10,7 +10,7 @@ import dataclasses
 from . import _dist_inner
 from ._dist_plan import AllToAll, Plan
 
-SCRATCH_RING = 2      # CPU: receive buffers, one per collective in flight (gloo runs two)
+SCRATCH_RING = 2      # gloo: receive buffers, one per collective in flight (gloo runs two)
 
 
 def split_staging(total: int, depth: int, ranks: int) -> tuple[int, int]:
@@ -25,17 +25,18 @@ def split_staging(total: int, depth: int, ranks: int) -> tuple[int, int]:
 
 @dataclasses.dataclass(frozen=True)
 class Staging:
-    """A rank's staging for a plan: ``scratch`` bytes (one buffer on CUDA,
-    SCRATCH_RING on the CPU), ``roots`` buffers of ``plan.chunk`` (broadcasts
-    read for ranks that lack the files) and ``slots`` all-to-all slots of
-    ``plan.slab`` + ``send`` bytes."""
+    """A rank's staging for a plan: ``scratch`` bytes (one buffer where the
+    collectives complete in issue order, NCCL; else a ring of SCRATCH_RING),
+    ``roots`` buffers of ``plan.chunk`` (broadcasts read for ranks that lack
+    the files) and ``slots`` all-to-all slots of ``plan.slab`` + ``send``
+    bytes."""
     scratch: int
     roots: int
     slots: int
     send: int
 
-    def nbytes(self, plan: Plan, cuda: bool) -> int:
-        scratch = self.scratch * (1 if cuda else SCRATCH_RING)
+    def nbytes(self, plan: Plan, ring: bool) -> int:
+        scratch = self.scratch * (SCRATCH_RING if ring else 1)
         return scratch + self.roots * plan.chunk + self.slots * (plan.slab + self.send)
 
 
