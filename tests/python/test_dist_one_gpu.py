@@ -8,21 +8,25 @@ package's for replicas, tensor parallel and subsets, and for tensors of 512
 MiB and more; reads slowed unevenly with a status after every collective
 (load_checkpoint and iter_checkpoint); rows shared in part into staged CUDA
 destinations; packings delayed on the GPU; a read error and an exception
-mid-pipeline on one rank. gloo completes collectives out of issue order,
-each on a stream of its own, where NCCL completes them in order, so what the
-executor must order itself is checked here. Not here: the staging fence's
-removal (the host waits for each gloo reduce-scatter) and the device-memory
-bound (gloo allocates device temporaries of its own, about twice each
-collective's bytes); the NCCL suite, test_dist_gpu.py, checks both."""
+mid-pipeline on one rank; a consumer raising at a yield; two hosts, with
+copies of their own or one lacking the files. gloo completes collectives
+out of issue order, each on a stream of its own, where NCCL completes them
+in order, so what the executor must order itself is checked here. Not here:
+the staging fence's removal (the host waits for each gloo reduce-scatter)
+and the device-memory bound (gloo allocates device temporaries of its own,
+about twice each collective's bytes); the NCCL suite, test_dist_gpu.py,
+checks both."""
 from __future__ import annotations
 
 import os
+import shutil
 
 import pytest
 
 import dist_cases as dc
 import dist_gpu_cases as gc
 import dist_harness
+import dist_stream_cases as sc
 import load_into_cases as lc
 from fs_support import module_dir
 
@@ -40,6 +44,12 @@ def ckpt(tmp_path_factory):
     with module_dir(tmp_path_factory, "dist1gpu") as root:
         path = os.path.join(root, "ckpt")
         yield path, dc.write_checkpoint(path)
+
+
+@pytest.fixture(scope="module")
+def kinds(tmp_path_factory):
+    with module_dir(tmp_path_factory, "dist1gpu-kinds") as root:
+        yield root, dc.write_three_kinds(root, (1024, 1024), 7)
 
 
 @pytest.fixture(scope="module")
@@ -96,3 +106,20 @@ def test_one_rank_fails_every_rank_raises(big, fault, words):
         assert r["ok"]["failures"] == [1], (rank, r["ok"])
         for w in ["rank 1"] + words:
             assert w in r["ok"]["raised"], (w, r["ok"]["raised"])
+
+
+def test_a_consumer_raising_at_a_yield_makes_every_rank_raise(kinds):
+    sc.check_consumer_raised(_run(sc.stream_worker, 3, (kinds[0], 1)))
+
+
+@pytest.mark.parametrize("own_copy", [True, False])
+def test_two_hosts(kinds, tmp_path, own_copy):
+    """4 ranks as two hosts: each with its own copy (each host reads each
+    byte once), or host 1's path missing (host 0 reads what host 1 keeps
+    into the staged broadcasts' ring; host 1 reads nothing)."""
+    path, arrays = kinds
+    other = str(tmp_path / "copy")
+    if own_copy:
+        shutil.copytree(path, other)
+    sc.check_hosts(_run(sc.hosts_worker, 4, ((path, other),)), arrays,
+                   None if own_copy else 1)
