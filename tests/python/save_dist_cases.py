@@ -158,15 +158,16 @@ class FailingIO(WrappedIO):
         return self.real.write(*args)
 
 
-def worker(rank: int, n: int, root: str, scenarios: list) -> dict:
-    """Runs each (label, kind, directory name, faulty rank) scenario in turn;
-    {label: "ok" or "Type: message"}."""
+def worker(rank: int, n: int, root: str, scenarios: list, device: str = "cpu") -> dict:
+    """Runs each (label, kind, directory name, faulty rank) scenario in turn,
+    the rank's tensors on ``device``; {label: "ok" or "Type: message"}."""
     import torch.distributed as dist
     from ufile.safetensors import _save_dist, _save_io, save_checkpoint
     out = {}
     budget = _save_dist.GATHER_BUDGET
     for label, kind, dname, faulty in scenarios:
         sd, rules = holding(kind, rank, n)
+        sd = {k: v.to(device) for k, v in sd.items()}
         _save_dist.GATHER_BUDGET = 1 if label == "small_budget" else budget  # write each at once
         real = _save_io.IO
         if faulty == rank:
@@ -183,3 +184,35 @@ def worker(rank: int, n: int, root: str, scenarios: list) -> dict:
         finally:
             _save_io.IO = real
     return out
+
+
+def cuda_worker(rank: int, n: int, root: str, scenarios: list) -> dict:
+    """worker() with the rank's tensors on its GPU. Over NCCL each gathered
+    tensor is joined ~25 ms late on the stream: a write that did not wait for
+    the joined bytes would write stale ones, every time."""
+    from ufile.safetensors import _save_dist
+    _save_dist.after_gather = lambda: torch.cuda._sleep(50_000_000)
+    try:
+        return worker(rank, n, root, scenarios, "cuda")
+    finally:
+        torch.cuda.synchronize()
+
+
+CUDA_SCENARIOS = [("replicas", "replicas", "rep", None), ("tp", "tp", "tp", None),
+                  ("fault", "tp", "tp", 1)]
+
+
+def check_cuda_saves(results: list, root: str, want: str) -> None:
+    """cuda_worker's CUDA_SCENARIOS: replicas and tensor parallel saved, each
+    directory byte-equal to ``want`` (one process's save of full()), and the
+    fault on rank 1 raised on every rank."""
+    for r, res in enumerate(results):
+        assert "ok" in res, f"rank {r}: {res}"
+        assert res["ok"]["replicas"] == res["ok"]["tp"] == "ok", res
+        assert res["ok"]["fault"].startswith("DistributedSaveError"), res
+    for d in ("rep", "tp"):
+        got = os.path.join(root, d)
+        assert sorted(os.listdir(got)) == sorted(os.listdir(want))
+        for f in os.listdir(want):
+            assert open(os.path.join(got, f), "rb").read() == \
+                open(os.path.join(want, f), "rb").read(), (d, f)

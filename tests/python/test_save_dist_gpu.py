@@ -17,25 +17,6 @@ import save_dist_cases as cases
 from ufile.safetensors import save_checkpoint
 
 
-def _worker(rank: int, n: int, root: str, scenarios: list) -> dict:
-    import torch as t
-    from ufile.safetensors import _save_dist
-    real_holding = cases.holding
-    # Each gathered tensor is joined ~25 ms late on the stream: a write that
-    # did not wait for the joined bytes would write stale ones, every time.
-    _save_dist.after_gather = lambda: t.cuda._sleep(50_000_000)
-
-    def on_gpu(kind, r, size):
-        sd, rules = real_holding(kind, r, size)
-        return {k: v.to("cuda") for k, v in sd.items()}, rules
-    cases.holding = on_gpu
-    try:
-        return cases.worker(rank, n, root, scenarios)
-    finally:
-        cases.holding = real_holding
-        t.cuda.synchronize()
-
-
 def _ranks() -> list:
     count = torch.cuda.device_count()
     env = os.environ.get("UFILE_TEST_RANKS")
@@ -47,16 +28,6 @@ def test_collective_save_over_nccl(io_dir, n):
     root = str(io_dir)
     want = os.path.join(root, "expected")
     save_checkpoint(cases.full(), want, max_shard_size=cases.MAX_SHARD)
-    scenarios = [("replicas", "replicas", "rep", None), ("tp", "tp", "tp", None),
-                 ("fault", "tp", "tp", 1)]
-    results = dist_harness.run(_worker, n, (root, scenarios), backend="nccl", deadline=300)
-    for r, res in enumerate(results):
-        assert "ok" in res, f"rank {r}: {res}"
-        assert res["ok"]["replicas"] == res["ok"]["tp"] == "ok", res
-        assert res["ok"]["fault"].startswith("DistributedSaveError"), res
-    for d in ("rep", "tp"):
-        got = os.path.join(root, d)
-        assert sorted(os.listdir(got)) == sorted(os.listdir(want))
-        for f in os.listdir(want):
-            assert open(os.path.join(got, f), "rb").read() == \
-                open(os.path.join(want, f), "rb").read(), (d, f)
+    results = dist_harness.run(cases.cuda_worker, n, (root, cases.CUDA_SCENARIOS),
+                               backend="nccl", deadline=300)
+    cases.check_cuda_saves(results, root, want)

@@ -6,7 +6,9 @@ match live; save_checkpoint's shards are huggingface_hub's save_torch_state_dict
 files byte for byte and its index the same document; from_pretrained loads a
 ufile checkpoint; O_DIRECT and blocking=False from CUDA tensors; and the
 Llama-3-8B-shaped checkpoint (16 GB) saved from the GPU and loaded back with
-load_checkpoint, every byte compared."""
+load_checkpoint, every byte compared; the collective save of CUDA tensors
+over gloo, 2 and 3 processes on this one GPU (the NCCL suite is
+test_save_dist_gpu.py)."""
 from __future__ import annotations
 
 import hashlib
@@ -18,7 +20,9 @@ import sys
 import pytest
 import torch
 
+import dist_harness
 import save_cases
+import save_dist_cases
 from ufile.safetensors import load_checkpoint, save, save_checkpoint, save_file
 
 st = pytest.importorskip("safetensors.torch")
@@ -229,3 +233,17 @@ def test_llama8b_round_trip(io_dir):
     assert set(back) == set(sd)
     for k, v in sd.items():
         assert torch.equal(back[k].view(torch.int16), v.view(torch.int16)), k
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_collective_save_of_cuda_tensors_over_gloo(io_dir, n):
+    """Replicas and tensor-parallel parts in this GPU's memory, the ranks'
+    gathers over gloo through host memory: byte for byte the checkpoint one
+    process saves; a failing write on rank 1 raises on every rank."""
+    root = str(io_dir)
+    want = os.path.join(root, "expected")
+    save_checkpoint(save_dist_cases.full(), want, max_shard_size=save_dist_cases.MAX_SHARD)
+    results = dist_harness.run(save_dist_cases.cuda_worker, n,
+                               (root, save_dist_cases.CUDA_SCENARIOS), backend="gloo",
+                               deadline=300)
+    save_dist_cases.check_cuda_saves(results, root, want)
