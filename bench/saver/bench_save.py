@@ -326,7 +326,7 @@ def table(results: list) -> str:
                 note += f" = {r['continue'] / by['copy']['seconds']:.2f}x the copy"
         bounds = [by[k]["seconds"] for k in ("dist_bound", "dist_bound_direct") if k in by]
         if r["row"] in ("dist_collective", "dist_collective_direct") and bounds:
-            note += f"; {r['seconds'] / min(bounds):.2f}x the best bound"
+            note += f"; its time {r['seconds'] / min(bounds):.2f}x the best bound's"
         lines.append(f"{r['row']:<17}{r['seconds']:>9.3f}{r['GBps']:>8.2f}  {note}")
     return "\n".join(lines)
 
