@@ -48,14 +48,15 @@ def _plan(name: str, rules: dict, ndim: int, mesh_ndim: int, split_on: int):
     return out
 
 
-def dtensor_worker(rank: int, n: int, path: str, mesh_shape: tuple, split_on: int, mode: str):
+def dtensor_worker(rank: int, n: int, path: str, mesh_shape: tuple, split_on: int, mode: str,
+                   gather: bool = True):
     """Loads as DTensors (mode "out") or into DTensors (mode "into") on a mesh
     of ``mesh_shape`` sharding along mesh dimension ``split_on``; returns the
     names whose placements, local parts or full tensors differ from what
     ``distribute_tensor`` gives. The expected parts are cut here with
     torch.chunk's convention (mesh_cases), not with distribute_tensor, whose
-    collectives NCCL refuses for some dtypes (int16); the full tensors are
-    gathered (``full_tensor``) for the dtypes NCCL moves."""
+    collectives NCCL refuses for some dtypes (int16); with ``gather`` the full
+    tensors are gathered (``full_tensor``) for the dtypes NCCL moves."""
     import math
     import torch
     import torch.distributed as dist
@@ -95,7 +96,7 @@ def dtensor_worker(rank: int, n: int, path: str, mesh_shape: tuple, split_on: in
             bad.append(f"{name}: not a DTensor placed {pl}")
             continue
         # a collective: on every rank, for every name of a dtype NCCL moves
-        whole = d.full_tensor() if full.dtype in movable else None
+        whole = d.full_tensor() if gather and full.dtype in movable else None
         a, b = d.to_local(), local_of(full, pl)
         if not _same_bytes(a, b):
             bad.append(f"{name}: local {tuple(a.shape)} differs from {tuple(b.shape)}")

@@ -9,7 +9,8 @@ MiB and more; reads slowed unevenly with a status after every collective
 (load_checkpoint and iter_checkpoint); rows shared in part into staged CUDA
 destinations; packings delayed on the GPU; a read error and an exception
 mid-pipeline on one rank; a consumer raising at a yield; two hosts, with
-copies of their own or one lacking the files. gloo completes collectives
+copies of their own or one lacking the files; DTensors on a 1-D and the
+2 x 2 mesh. gloo completes collectives
 out of issue order, each on a stream of its own, where NCCL completes them
 in order, so what the executor must order itself is checked here. Not here:
 the staging fence's removal (the host waits for each gloo reduce-scatter)
@@ -123,3 +124,22 @@ def test_two_hosts(kinds, tmp_path, own_copy):
         shutil.copytree(path, other)
     sc.check_hosts(_run(sc.hosts_worker, 4, ((path, other),)), arrays,
                    None if own_copy else 1)
+
+
+@pytest.mark.parametrize("mesh_shape,split_on", [((2,), 0), ((2, 2), 0), ((2, 2), 1)])
+@pytest.mark.parametrize("mode", ["out", "into"])
+def test_dtensors_equal_distribute_tensor(ckpt, mesh_shape, split_on, mode):
+    """DTensor outputs and targets on a 1-D mesh and the 2 x 2 mesh (data
+    parallel x tensor parallel, each way round), every rank on this GPU:
+    placements and local parts. Not the full tensors: torch's full_tensor()
+    dies (SIGSEGV in torch._library) in a process forked from the harness's
+    fork server; the NCCL suite, whose processes are spawned, gathers them."""
+    pytest.importorskip("torch.distributed.tensor")
+    import dtensor_cases
+    n = 1
+    for s in mesh_shape:
+        n *= s
+    for rank, r in enumerate(_run(dtensor_cases.dtensor_worker, n,
+                                  (ckpt[0], mesh_shape, split_on, mode, False))):
+        assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
+        assert r["ok"] == [], (rank, r["ok"])
