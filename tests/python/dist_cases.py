@@ -153,3 +153,18 @@ def recorded_reads():
     pieces: list = []
     with observed(_engine, "_read", pieces.append):
         yield pieces
+
+
+def slow_reads(rank: int, delays: list) -> None:
+    """Each of this rank's reads takes ``delays[rank]`` seconds longer, and a
+    status is agreed after every collective: a part taken as complete before
+    its reads end is caught."""
+    import time
+    from ufile.safetensors import _dist_exec, _engine
+    real = _engine._read
+
+    def slow(piece):
+        time.sleep(delays[rank])
+        return real(piece)
+    _engine._read = slow
+    _dist_exec.AGREE_EVERY = 1

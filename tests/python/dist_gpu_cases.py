@@ -97,26 +97,12 @@ def load_worker(rank, n, path, rules, select_kind, options):
     return res
 
 
-def slow_reads(rank: int, delays: list) -> None:
-    """Each of this rank's reads takes ``delays[rank]`` seconds longer, and a
-    status is agreed after every collective: a part taken as complete before
-    its reads end is caught."""
-    from ufile.safetensors import _dist_exec, _engine
-    real = _engine._read
-
-    def slow(piece):
-        time.sleep(delays[rank])
-        return real(piece)
-    _engine._read = slow
-    _dist_exec.AGREE_EVERY = 1
-
-
 def slowed_worker(rank, n, path, rules, delays, stream):
     """load_checkpoint, or iter_checkpoint with each tensor kept as yielded,
     with this rank's reads slowed: compare's result."""
     import torch.distributed as dist
     from ufile import safetensors as us
-    slow_reads(rank, delays)
+    dc.slow_reads(rank, delays)
     opts = {"group": dist.group.WORLD, "shard": rules, "max_device_bytes": SMALL}
     if stream:
         out = {name: t.clone() for name, t in us.iter_checkpoint(path, device="cuda", **opts)}

@@ -197,18 +197,10 @@ def overlap_worker(rank: int, n: int, path: str, wants: dict, cast: bool,
     longer and a status is agreed after every collective, so a part taken as
     complete before its own reads end would be copied incomplete. Returns
     {name: the destination's bytes, hex}."""
-    import time
     import torch
     import torch.distributed as dist
     from ufile import safetensors as us
-    from ufile.safetensors import _dist_exec, _engine
-    real = _engine._read
-
-    def slow(piece):
-        time.sleep(delays[rank])
-        return real(piece)
-    _engine._read = slow
-    _dist_exec.AGREE_EVERY = 1
+    dc.slow_reads(rank, delays)
     targets, dests = {}, {}
     for name, (cols, rows) in wants.items():
         a, b = rows[rank]
