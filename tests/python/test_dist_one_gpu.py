@@ -10,15 +10,15 @@ MiB and more; reads slowed unevenly with a status after every collective
 destinations; packings delayed on the GPU; a read error and an exception
 mid-pipeline on one rank; a consumer raising at a yield; two hosts, with
 copies of their own or one lacking the files; DTensors on a 1-D and the
-2 x 2 mesh. gloo completes collectives
-out of issue order, each on a stream of its own, where NCCL completes them
-in order, so what the executor must order itself is checked here. Not here:
-the staging fence's removal (the host waits for each gloo reduce-scatter)
-and the device-memory bound (gloo allocates device temporaries of its own,
-about twice each collective's bytes); the NCCL suite, test_dist_gpu.py,
-checks both."""
+2 x 2 mesh. gloo completes collectives out of issue order, each on a stream
+of its own, where NCCL completes them in order, so what the executor must
+order itself is checked here. Not here: the staging fence's removal (the
+host waits for each gloo reduce-scatter) and the device-memory bound (gloo
+allocates device temporaries of its own, about twice each collective's
+bytes); the NCCL suite, test_dist_gpu.py, checks both."""
 from __future__ import annotations
 
+import math
 import os
 import shutil
 
@@ -136,10 +136,7 @@ def test_dtensors_equal_distribute_tensor(ckpt, mesh_shape, split_on, mode):
     fork server; the NCCL suite, whose processes are spawned, gathers them."""
     pytest.importorskip("torch.distributed.tensor")
     import dtensor_cases
-    n = 1
-    for s in mesh_shape:
-        n *= s
-    for rank, r in enumerate(_run(dtensor_cases.dtensor_worker, n,
+    for rank, r in enumerate(_run(dtensor_cases.dtensor_worker, math.prod(mesh_shape),
                                   (ckpt[0], mesh_shape, split_on, mode, False))):
         assert "ok" in r, f"rank {rank}: {r.get('trace', r)}"
         assert r["ok"] == [], (rank, r["ok"])
