@@ -14,8 +14,8 @@ part. Then:
   receive, which held the host for 1.2 s on 4 H200 (a first load of 1.6 s
   instead of 0.3 s), while ring collectives use the connections already made.
   (gloo carries it out as an all-reduce, waited for at once: see below.)
-- CPU (gloo, which has no reduce-scatter for CPU tensors in every torch this
-  supports): all_to_all_single of the packed columns.
+- CPU (gloo, whose reduce-scatter torch 1.13 lacks): all_to_all_single of
+  the packed columns.
 A failed rank contributes zeros (CUDA) or whatever its staging holds (CPU):
 every rank raises at the final agreement either way."""
 from __future__ import annotations
