@@ -7,7 +7,6 @@ collectives later at the latest, so that after a failure every rank stops at
 the same collective; the final agreement over the whole group."""
 from __future__ import annotations
 
-import contextlib
 from typing import Any, Iterator
 
 
@@ -15,7 +14,7 @@ class Agreement:
     """Mixed into Executor, whose state it uses: g and agree (groups), cuda,
     side, status and landed streams, checkpoints, cp_log, gated, covered, aborted,
     failed, works, direct futures and their ends, parts and their last
-    collectives, the allocator and _await_prepared."""
+    collectives, the allocator, _on and _await_prepared."""
 
     def _gate(self, t: int | None) -> bool:
         """Before op ``t`` (None: now), waits for each status issued
@@ -44,7 +43,7 @@ class Agreement:
         """An asynchronous all-reduce of every rank's status (1: fine)."""
         self._await_prepared()
         torch = self.torch
-        with self._on_side():
+        with self._on(self.side):
             st = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
                             device=self.device)
             work = self.g.dist.all_reduce(st, op=self.g.dist.ReduceOp.MIN, group=self.g.group,
@@ -136,7 +135,7 @@ class Agreement:
         asynchronous NCCL collective's tensors until its work is waited for
         (or its watchdog notices, later): a tensor let go of would otherwise
         stay allocated."""
-        with self.torch.cuda.stream(self.landed) if self.cuda else contextlib.nullcontext():
+        with self._on(self.landed):
             while self.works and self.works[0][0] < upto:
                 self.works.popleft()[1].wait()
 
@@ -169,7 +168,7 @@ class Agreement:
         self._await_prepared()
         self.agreeing = True
         torch = self.torch
-        with self._on_side():
+        with self._on(self.side):
             flag = torch.full((1,), 0 if self.failed else 1, dtype=torch.int32,
                               device=self.device)
             self.g.dist.all_reduce(flag, op=self.g.dist.ReduceOp.MIN, group=self.agree.group,

@@ -222,11 +222,12 @@ class Executor(Agreement, Collectives):
         self.timeline.note(*event)
 
     @contextlib.contextmanager
-    def _on_side(self) -> Iterator[None]:
-        if self.side is None:
+    def _on(self, stream: Any) -> Iterator[None]:
+        """On ``stream`` (CUDA), or as is where there is none (CPU)."""
+        if stream is None:
             yield
         else:
-            with self.torch.cuda.stream(self.side):
+            with self.torch.cuda.stream(stream):
                 yield
 
     # -- the walk ------------------------------------------------------------
@@ -455,7 +456,7 @@ class Executor(Agreement, Collectives):
         self._wait_reads(t)
         self._note("issue", t)
         self.issued = t + 1
-        with self._on_side():
+        with self._on(self.side):
             if isinstance(op, Broadcast):
                 work = self._broadcast(t, op)
             else:
