@@ -249,9 +249,11 @@ def _dist_rank(rank: int, n: int, port: int, row: str, args: argparse.Namespace,
         limit = shard_size(sd)
         import re
         from ufile.safetensors._save_dist_plan import Held, make_save_plan, writes_of
+        dims = {name: next((d for p, d in rules.items() if re.search(p, name)), None)
+                for name in sd}
         parts, decl = {}, {}
         for name, t in sd.items():
-            dim = next((d for p, d in rules.items() if re.search(p, name)), None)
+            dim = dims[name]
             parts[name] = t if dim is None else torch.tensor_split(t, n, dim)[rank].contiguous()
         out = os.path.join(args.dir, f"row-{row}")
         if rank == 0:
@@ -261,8 +263,7 @@ def _dist_rank(rank: int, n: int, port: int, row: str, args: argparse.Namespace,
         dist.barrier()
         if row in ("dist_bound", "dist_bound_direct"):
             for name, t in parts.items():
-                decl[name] = Held("BF16", tuple(t.shape), next(
-                    (d for p, d in rules.items() if re.search(p, name)), None))
+                decl[name] = Held("BF16", tuple(t.shape), dims[name])
             decls: list = [None] * n
             dist.all_gather_object(decls, decl)
             plan = make_save_plan(decls, limit, {"format": "pt"})
