@@ -5,7 +5,8 @@
 # with its reason (the SKIPPED/skipped lines it printed, from
 # BUILD_DIR/Testing/Temporary/LastTest.log), then how many GPU tests ran,
 # summed from the "GPU tests: N ran, M skipped, K failed" lines the GPU
-# binaries and run_pytest.py --gpu print.
+# binaries and run_pytest.py --gpu print; then the tests ctest saw fail (a
+# test that fails before printing its count is missing from that sum).
 set -u
 console=$1 log=$2/Testing/Temporary/LastTest.log
 [ -f "$log" ] || { echo "no $log: ctest did not run"; exit 0; }
@@ -15,6 +16,10 @@ awk -v console="$console" '
       if (line ~ /\*\*\*Skipped/ && match(line, /Test +#[0-9]+: [^ ]+/)) {
         name = substr(line, RSTART, RLENGTH); sub(/Test +#[0-9]+: /, "", name)
         skipped[name] = 1; order[++n] = name
+      } else if (line ~ /\*\*\*(Failed|Timeout|Exception)/ &&
+                 match(line, /Test +#[0-9]+: [^ ]+/)) {
+        name = substr(line, RSTART, RLENGTH); sub(/Test +#[0-9]+: /, "", name)
+        failed = failed " " name
       }
   }
   /^[0-9]+\/[0-9]+ Test: / { test = $3; inout = 0; next }
@@ -37,4 +42,5 @@ awk -v console="$console" '
     if (runs)
       printf "GPU tests: %d ran, %d skipped, %d failed; of %d GPU binaries and files, " \
         "%d skipped whole\n", ran, skip, fail, runs, whole
+    if (failed != "") print "Failed tests (ctest):" failed
   }' "$log"
