@@ -90,6 +90,10 @@ Result<size_t> CacheThenDirect(Engine &engine, FileHandle &file, const Chunk &c,
 
 }  // namespace
 
+size_t ReadCachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, void *out) {
+  return FromPageCache(engine, file, c, static_cast<char *>(out), kNoFixedSlot);
+}
+
 bool LooksResident(FileHandle &file, off_t off, size_t len) {
   if (len == 0 || file.is_fs_ops()) return false;
   Result<int> bfd = file.BufferedFd();

@@ -46,8 +46,44 @@ Status CopyCaller(void *dst, const void *src, size_t n) {
   return Status::Errno(-rc);
 }
 
+// Chunk c through the aligned bounce buffer (leased on first use) and the
+// caller's memory at mem.
+Result<size_t> Bounced(Job &job, const Chunk &c, char *mem, StagingLease &bounce) {
+  if (!bounce) {
+    Result<StagingLease> l = job.rt.staging().Lease(job.lease_size);
+    if (!l.ok()) return l.status();
+    bounce = std::move(*l);
+  }
+  Status copied = job.req.write ? CopyCaller(bounce.data(), mem, c.len) : Status::Ok();
+  if (!copied.ok()) return copied;
+  Result<size_t> r = HostChunk(job, c, static_cast<char *>(bounce.data()), bounce.fixed());
+  if (r.ok() && !job.req.write) copied = CopyCaller(mem, bounce.data(), *r);
+  if (!copied.ok()) return copied;
+  return r;
+}
+
+// A direct read chunk at an unaligned host address: what the page cache
+// holds goes straight into the caller's memory (the buffered descriptor needs
+// no alignment; a bounce would copy every byte twice), the rest, from the
+// last aligned byte taken, through the bounce buffer.
+Result<size_t> CachedThenBounced(Job &job, const Chunk &c, char *mem, StagingLease &bounce) {
+  const size_t took = ReadCachedPrefix(job.rt.engine(), *job.req.file, c, mem);
+  if (took == c.len) return took;
+  CountPageCacheRead(0, true);
+  const size_t keep = took / job.req.file->align() * job.req.file->align();
+  Chunk rest = c;
+  rest.file_off += static_cast<off_t>(keep);
+  rest.buf_off += keep;
+  rest.len -= keep;
+  rest.cache_first = false;  // just tried
+  Result<size_t> r = Bounced(job, rest, mem + keep, bounce);
+  if (!r.ok()) return r;
+  return keep + *r;
+}
+
 // Participant for CPU-addressable memory: direct file I/O, through an aligned
-// bounce buffer only for O_DIRECT chunks at unaligned host addresses.
+// bounce buffer only for O_DIRECT chunks at unaligned host addresses (and
+// for reads, only what the page cache does not hold).
 void RunHost(Job &job) {
   StagingLease bounce;
   size_t i;
@@ -55,19 +91,12 @@ void RunHost(Job &job) {
     const Chunk c = job.plan.at(i);
     char *mem = job.req.mem + c.buf_off;
     Result<size_t> r = 0;
-    if (!c.staged) {
+    if (!c.staged)
       r = HostChunk(job, c, mem, kNoFixedSlot);
-    } else {
-      if (!bounce) {
-        Result<StagingLease> l = job.rt.staging().Lease(job.lease_size);
-        if (!l.ok()) return job.Fail(i, l.status());
-        bounce = std::move(*l);
-      }
-      Status copied = job.req.write ? CopyCaller(bounce.data(), mem, c.len) : Status::Ok();
-      if (copied.ok()) r = HostChunk(job, c, static_cast<char *>(bounce.data()), bounce.fixed());
-      if (copied.ok() && r.ok() && !job.req.write) copied = CopyCaller(mem, bounce.data(), *r);
-      if (!copied.ok()) r = copied;
-    }
+    else if (c.cache_first && !job.req.write)
+      r = CachedThenBounced(job, c, mem, bounce);
+    else
+      r = Bounced(job, c, mem, bounce);
     if (!r.ok()) return job.Fail(i, r.status());
     if (*r < c.len) job.EndOfFile(i, *r);
   }

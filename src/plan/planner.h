@@ -9,7 +9,8 @@
 // atomically: this is ufile's read-modify-write for unaligned O_DIRECT
 // writes, exact to the byte at end of file and safe against other writers of
 // the same block. A middle chunk whose host address is not aligned, or whose
-// memory needs a copy engine, is staged through an aligned pinned buffer.
+// memory needs a copy engine, is staged through an aligned pinned buffer (a
+// host read stages only what the page cache lacks: core/transfer.cpp).
 // Thread-safety: immutable after construction.
 #pragma once
 

@@ -77,6 +77,16 @@ class NowaitFaults : public SysOps {
   }
 };
 
+// Counts the bytes copied between a bounce buffer and the caller's memory.
+class BounceCount : public SysOps {
+ public:
+  std::atomic<size_t> bytes{0};
+  int CopyCallerMemory(void *dst, const void *src, size_t n) override {
+    bytes += n;
+    return SysOps::CopyCallerMemory(dst, src, n);
+  }
+};
+
 class CachedDirectReads : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
@@ -87,7 +97,7 @@ class CachedDirectReads : public ::testing::TestWithParam<bool> {
     CloseAll();
     ASSERT_EQ(cuFileSetParameterBool(CUFILE_PARAM_PREFER_IO_URING, GetParam()).err,
               CU_FILE_SUCCESS);
-    buf_ = static_cast<char *>(std::aligned_alloc(4096, kSize));
+    buf_ = static_cast<char *>(std::aligned_alloc(4096, kSize + 4096));
     ASSERT_NE(buf_, nullptr);
   }
   void TearDown() override {
@@ -107,6 +117,17 @@ class CachedDirectReads : public ::testing::TestWithParam<bool> {
     std::memset(buf_, 0x5A, len);
     ASSERT_EQ(cuFileRead(fh_, buf_, len, off, 0), static_cast<ssize_t>(len));
     ASSERT_EQ(std::memcmp(buf_, data_.data() + off, len), 0) << "bytes differ";
+  }
+
+  // Reads [off, off + len) into the buffer at an address off by shift from
+  // the alignment (every aligned middle chunk lands unaligned); checks every
+  // byte and that the buffer around it is untouched.
+  void ReadUnalignedAndCheck(off_t off, size_t len, size_t shift) {
+    std::memset(buf_, 0x5A, kSize + 4096);
+    ASSERT_EQ(cuFileRead(fh_, buf_ + shift, len, off, 0), static_cast<ssize_t>(len));
+    ASSERT_EQ(std::memcmp(buf_ + shift, data_.data() + off, len), 0) << "bytes differ";
+    for (size_t i = 0; i < shift; ++i) ASSERT_EQ(buf_[i], 0x5A) << "byte before the buffer";
+    ASSERT_EQ(buf_[shift + len], 0x5A) << "byte after the buffer";
   }
 
   // Reads kEntries grouped batch entries of kEntry bytes, kStride apart
@@ -156,6 +177,47 @@ TEST_P(CachedDirectReads, AHotFileComesFromThePageCache) {
   const PageCacheReadCounts after = PageCacheReads();
   EXPECT_GE(after.cached_bytes - before.cached_bytes, 2 * kSize - 8192);
   EXPECT_EQ(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+// A buffered read needs no alignment, so the page cache's bytes go straight
+// into an unaligned buffer: no bounce, which would copy every byte twice.
+TEST_P(CachedDirectReads, AHotFileGoesStraightIntoAnUnalignedBuffer) {
+  Warm(path_, 0, kSize);
+  BounceCount bounce;
+  ScopedSysOps scope(&bounce);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadUnalignedAndCheck(0, kSize, 8);
+  ReadUnalignedAndCheck(4096, 3u << 20, 100);
+  ReadUnalignedAndCheck(8192, 256 << 10, 4000);  // below a split request: one chunk, probed
+  EXPECT_EQ(bounce.bytes.load(), 0u) << "cached bytes went through the bounce buffer";
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GE(after.cached_bytes - before.cached_bytes, kSize + (3u << 20));
+  EXPECT_EQ(after.direct_fallbacks, before.direct_fallbacks);
+}
+
+// What the page cache lacks goes through O_DIRECT into the bounce buffer,
+// from the last aligned byte taken from the cache.
+TEST_P(CachedDirectReads, APartlyResidentFileIntoAnUnalignedBufferBouncesOnlyTheRest) {
+  Evict(path_, 0, kSize);
+  Warm(path_, 0, 3u << 20);
+  Evict(path_, 3u << 20, kSize - (3u << 20));
+  Evict(path_, (1u << 20) + 8192, 8192);  // a hole in the first MiB
+  if (ResidentPages(path_, 4096, 4u << 20) != 0 || ResidentPages(path_, 4096, kSize - 4096) != 0)
+    GTEST_SKIP() << "this file system keeps evicted pages";
+  BounceCount bounce;
+  ScopedSysOps scope(&bounce);
+  OpenDirect();
+  const PageCacheReadCounts before = PageCacheReads();
+  ReadUnalignedAndCheck(0, kSize, 8);
+  const PageCacheReadCounts after = PageCacheReads();
+  EXPECT_GT(after.cached_bytes, before.cached_bytes);
+  EXPECT_GT(after.direct_fallbacks, before.direct_fallbacks);
+  const size_t cached = after.cached_bytes - before.cached_bytes;
+  EXPECT_GT(bounce.bytes.load(), 0u);
+  // Each chunk re-reads at most the block it stopped in.
+  EXPECT_LE(cached + bounce.bytes.load(), kSize + (kSize >> 20) * 4096)
+      << cached << " bytes from the cache, " << bounce.bytes.load() << " through the bounce";
 }
 
 TEST_P(CachedDirectReads, AColdFileGoesToTheDiskAndStaysCold) {
