@@ -62,7 +62,7 @@ class StagingFaults : public AsyncFixture {
     AsyncFixture::SetUp();
     if (!DirectIoSupported(dir_.path())) GTEST_SKIP() << "no O_DIRECT in " << dir_.path();
     // With a GPU, staging is pinned (cuMemHostAlloc) and never reaches the
-    // seam; ctest hides the GPUs from this test (CUDA_VISIBLE_DEVICES).
+    // seam; ctest hides the GPUs from the CPU tests (CUDA_VISIBLE_DEVICES).
     if (Cuda().available)
       GTEST_SKIP() << "a GPU is visible: staging buffers are pinned, not allocated through "
                       "the seam; run with CUDA_VISIBLE_DEVICES= (as ctest does)";
