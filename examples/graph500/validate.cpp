@@ -8,10 +8,6 @@
 namespace g500 {
 namespace {
 
-std::string V(uint64_t v) {
-  return std::to_string(v);
-}
-
 // Level d + 1 for every vertex whose parent is at level d; how many.
 uint64_t NextLevel(const std::vector<int64_t> &parent, std::vector<int32_t> &level, int32_t d,
                    unsigned threads) {
@@ -61,13 +57,14 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
                       std::vector<int32_t> *level, unsigned threads) {
   const uint64_t nv = g.nv();
   if (parent.size() != nv)
-    return Invalid(BfsError::kSize, V(parent.size()) + " parents for " + V(nv) + " vertices");
+    return Invalid(BfsError::kSize,
+                   Decimal(parent.size()) + " parents for " + Decimal(nv) + " vertices");
   if (root >= nv || parent[root] != static_cast<int64_t>(root))
-    return Invalid(BfsError::kRoot, "root " + V(root) + " is not its own parent");
+    return Invalid(BfsError::kRoot, "root " + Decimal(root) + " is not its own parent");
   for (uint64_t v = 0; v < nv; v++)
     if (parent[v] < -1 || parent[v] >= static_cast<int64_t>(nv))
       return Invalid(BfsError::kRange,
-                     "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
+                     "vertex " + Decimal(v) + " has parent " + std::to_string(parent[v]));
   level->assign(nv, -1);
   (*level)[root] = 0;
   // Level by level from the root: a round per level, each over every vertex.
@@ -77,7 +74,8 @@ Validation TreeLevels(const Csr &g, uint64_t root, const std::vector<int64_t> &p
   r.depth = static_cast<uint32_t>(d);
   for (uint64_t v = 0; v < nv; v++) {
     if (parent[v] >= 0 && (*level)[v] < 0)
-      return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents do not lead to the root");
+      return Invalid(BfsError::kCycle,
+                     "vertex " + Decimal(v) + ": its parents do not lead to the root");
     r.reached += (*level)[v] >= 0;
   }
   return r;
@@ -99,17 +97,19 @@ Validation ValidateBfs(const Csr &g, uint64_t root, const std::vector<int64_t> &
       const int32_t lv = level[v];
       if (lv >= 0) n += g.Degree(v);
       if (lv > 0 && !g.HasEdge(v, static_cast<uint32_t>(parent[v])))
-        f = Invalid(BfsError::kNotAnEdge, "tree edge " + V(v) + " -> " + std::to_string(parent[v]) +
-                                              " is not in the graph");
+        f = Invalid(BfsError::kNotAnEdge, "tree edge " + Decimal(v) + " -> " +
+                                              std::to_string(parent[v]) + " is not in the graph");
       for (uint32_t u : g.Row(v)) {
         if (!f.ok()) break;
         if (u >= g.nv()) {
-          f = Invalid(BfsError::kRange, "edge " + V(v) + " - " + V(u) + ": vertex out of range");
+          f = Invalid(BfsError::kRange,
+                      "edge " + Decimal(v) + " - " + Decimal(u) + ": vertex out of range");
         } else if ((lv < 0) != (level[u] < 0)) {
-          f = Invalid(BfsError::kComponent, "edge " + V(v) + " - " + V(u) + " leaves the tree");
+          f = Invalid(BfsError::kComponent,
+                      "edge " + Decimal(v) + " - " + Decimal(u) + " leaves the tree");
         } else if (lv >= 0 && (lv - level[u] > 1 || level[u] - lv > 1)) {
-          f = Invalid(BfsError::kLevelGap, "edge " + V(v) + " - " + V(u) + " joins levels " +
-                                               std::to_string(lv) + " and " +
+          f = Invalid(BfsError::kLevelGap, "edge " + Decimal(v) + " - " + Decimal(u) +
+                                               " joins levels " + std::to_string(lv) + " and " +
                                                std::to_string(level[u]));
         }
       }

@@ -45,6 +45,11 @@ struct Validation {
   bool ok() const { return error == BfsError::kNone; }
 };
 
+// v in decimal, for the validators' messages.
+inline std::string Decimal(uint64_t v) {
+  return std::to_string(v);
+}
+
 // A failed validation: error e, described by msg.
 inline Validation Invalid(BfsError e, std::string msg) {
   Validation r;

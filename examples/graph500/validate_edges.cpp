@@ -20,10 +20,6 @@ constexpr uint8_t kUnreached = 0xff, kPending = 0xfe;
 constexpr uint64_t kBlockEdges = 1ull << 16;
 constexpr unsigned kLanes = 16;
 
-std::string V(uint64_t v) {
-  return std::to_string(v);
-}
-
 // A byte of a vertex's label: a tree keeps its parent's beside each level,
 // so that an edge is compared with a parent (a load from memory) only when
 // the tags match.
@@ -105,13 +101,15 @@ Validation ChainError(uint64_t v, const std::vector<int64_t> &parent,
     steps++;
   }
   if (lv[x] == kUnreached)
-    return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents lead to unreached vertex " +
-                                         V(x) + ", not to the root");
+    return Invalid(BfsError::kCycle, "vertex " + Decimal(v) +
+                                         ": its parents lead to unreached vertex " + Decimal(x) +
+                                         ", not to the root");
   if (lv[x] == kPending)
-    return Invalid(BfsError::kCycle, "vertex " + V(v) + ": its parents loop at vertex " + V(x));
-  return Invalid(BfsError::kDepth, "vertex " + V(v) + " is " + V(steps + lv[x]) +
+    return Invalid(BfsError::kCycle,
+                   "vertex " + Decimal(v) + ": its parents loop at vertex " + Decimal(x));
+  return Invalid(BfsError::kDepth, "vertex " + Decimal(v) + " is " + Decimal(steps + lv[x]) +
                                        " levels deep, deeper than the validator's limit of " +
-                                       V(EdgeListValidator::kMaxDepth));
+                                       Decimal(EdgeListValidator::kMaxDepth));
 }
 
 }  // namespace
@@ -131,8 +129,8 @@ EdgeListValidator::EdgeListValidator(const KroneckerParams &graph, unsigned capa
     : graph_(graph) {
   status_ = CheckKroneckerParams(graph, kMaxCsrScale);
   if (status_.ok() && (capacity == 0 || capacity > kMaxTrees))
-    status_ = Status::Error(
-        -EINVAL, "validator capacity must be 1.." + V(kMaxTrees) + " trees, not " + V(capacity));
+    status_ = Status::Error(-EINVAL, "validator capacity must be 1.." + Decimal(kMaxTrees) +
+                                         " trees, not " + Decimal(capacity));
   if (!status_.ok()) return;
   nv_ = uint64_t{1} << graph.scale;
   capacity_ = capacity;
@@ -164,7 +162,8 @@ Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
   });
   if (bad_range.load() != UINT64_MAX) {
     const uint64_t v = bad_range.load();
-    return Invalid(BfsError::kRange, "vertex " + V(v) + " has parent " + std::to_string(parent[v]));
+    return Invalid(BfsError::kRange,
+                   "vertex " + Decimal(v) + " has parent " + std::to_string(parent[v]));
   }
   lv[root] = 0;
   ParallelFor(nv, graph_.threads, [&](uint64_t b, uint64_t e, unsigned) {
@@ -213,11 +212,13 @@ Validation EdgeListValidator::Levels(unsigned slot, uint64_t root,
 
 Validation EdgeListValidator::Add(uint64_t root, const std::vector<int64_t> &parent) {
   if (!status_.ok()) return Invalid(BfsError::kSize, "validator unusable: " + status_.msg);
-  if (full()) return Invalid(BfsError::kSize, "the validator holds " + V(capacity_) + " trees");
+  if (full())
+    return Invalid(BfsError::kSize, "the validator holds " + Decimal(capacity_) + " trees");
   if (parent.size() != nv_)
-    return Invalid(BfsError::kSize, V(parent.size()) + " parents for " + V(nv_) + " vertices");
+    return Invalid(BfsError::kSize,
+                   Decimal(parent.size()) + " parents for " + Decimal(nv_) + " vertices");
   if (root >= nv_ || parent[root] != static_cast<int64_t>(root))
-    return Invalid(BfsError::kRoot, "root " + V(root) + " is not its own parent");
+    return Invalid(BfsError::kRoot, "root " + Decimal(root) + " is not its own parent");
   const Validation r = Levels(held(), root, parent);
   if (r.ok()) {
     roots_.push_back(root);
@@ -315,13 +316,15 @@ std::vector<Validation> EdgeListValidator::Check() {
     if (f.edge != UINT64_MAX) {
       const int lu = level[f.u * 2 * S + Lane(t)], lv = level[f.v * 2 * S + Lane(t)];
       const bool split = (lu == kUnreached) != (lv == kUnreached);
-      out[t] = Invalid(split ? BfsError::kComponent : BfsError::kLevelGap,
-                       "edge " + V(f.edge) + " (" + V(f.u) + " - " + V(f.v) + ") " +
-                           (split ? "leaves the tree" : "joins levels " + V(lu) + " and " + V(lv)));
+      out[t] = Invalid(
+          split ? BfsError::kComponent : BfsError::kLevelGap,
+          "edge " + Decimal(f.edge) + " (" + Decimal(f.u) + " - " + Decimal(f.v) + ") " +
+              (split ? "leaves the tree" : "joins levels " + Decimal(lu) + " and " + Decimal(lv)));
     } else if (missing[t] != UINT64_MAX) {
       const uint64_t v = missing[t];
-      out[t] = Invalid(BfsError::kNotAnEdge, "tree edge " + V(v) + " -> " + V(par[v * S + t]) +
-                                                 " is not in the edge list");
+      out[t] =
+          Invalid(BfsError::kNotAnEdge, "tree edge " + Decimal(v) + " -> " +
+                                            Decimal(par[v * S + t]) + " is not in the edge list");
     }
   }
   roots_.clear();
