@@ -113,7 +113,7 @@ def test_spans_shortcuts_equal_the_sweep():
             ranges = [(a, a + int(rng.randint(1, 15)))
                       for a in rng.randint(0, 30, size=n).tolist()]
         got = _spans(ranges)
-        assert got == _sweep(ranges), ranges
+        assert got == _sweep(ranges, sorted(range(n), key=lambda i: ranges[i][0])), ranges
         kind = "equal" if all(r == ranges[0] for r in ranges) else \
             "disjoint" if len(got) == n and all(len(c) == 1 for _, _, c in got) else "other"
         kinds[kind] += 1

@@ -318,12 +318,12 @@ def _spans(ranges: list) -> list:
     starts = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
     if all(ranges[a][1] <= ranges[b][0] for a, b in zip(starts, starts[1:])):   # disjoint
         return [(ranges[i][0], ranges[i][1], (i,)) for i in starts]
-    return _sweep(ranges)
+    return _sweep(ranges, starts)
 
 
-def _sweep(ranges: list) -> list:
-    """_spans for any ranges: a sweep over their ends."""
-    starts = sorted(range(len(ranges)), key=lambda i: ranges[i][0])
+def _sweep(ranges: list, starts: list) -> list:
+    """_spans for any ranges (``starts``: their indices by start): a sweep
+    over their ends."""
     spans: list = []
     cuts = sorted({p for rng in ranges for p in rng})
     active: set = set()
