@@ -40,6 +40,17 @@ bool ResolveAll(CudaApi &api, GetProcAddressFn get_proc, std::string &missing) {
   return all;
 }
 
+// res as a number and the driver's text for it, through `api` itself: Load
+// runs inside Cuda()'s first call, where calling Cuda() again would wait on
+// its own initialisation forever.
+std::string ErrorText(const CudaApi &api, CUresult res) {
+  const char *text = nullptr;
+  if (api.loaded && api.cuGetErrorString && api.cuGetErrorString(res, &text) == CUDA_SUCCESS &&
+      text)
+    return std::to_string(static_cast<int>(res)) + " (" + text + ")";
+  return std::to_string(static_cast<int>(res));
+}
+
 void Load(CudaApi &api) {
   // RTLD_NODELETE: libcuda stays mapped for the life of the process.
   void *lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
@@ -60,7 +71,7 @@ void Load(CudaApi &api) {
   api.loaded = true;
   CUresult res = api.cuInit(0);
   if (res != CUDA_SUCCESS) {
-    api.why_unavailable = "cuInit failed: " + CudaErrorString(res);
+    api.why_unavailable = "cuInit failed: " + ErrorText(api, res);
     return;
   }
   api.cuDriverGetVersion(&api.driver_version);
@@ -84,12 +95,7 @@ CudaApi &Cuda() {
 }
 
 std::string CudaErrorString(CUresult res) {
-  const char *text = nullptr;
-  CudaApi &api = Cuda();
-  if (api.loaded && api.cuGetErrorString && api.cuGetErrorString(res, &text) == CUDA_SUCCESS &&
-      text)
-    return std::to_string(static_cast<int>(res)) + " (" + text + ")";
-  return std::to_string(static_cast<int>(res));
+  return ErrorText(Cuda(), res);
 }
 
 ScopedContext::ScopedContext(CUcontext ctx) {
