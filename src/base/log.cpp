@@ -64,6 +64,7 @@ struct LogState {
 
 // The state the fork handler resets; set before it is registered.
 std::atomic<LogState *> g_fork_state{nullptr};
+std::atomic<bool> g_line_budget{true};
 
 // A child of fork() has only the forking thread: a lock another thread held
 // (writing a line) would never be released there, so the child starts with
@@ -240,6 +241,10 @@ void ConfigureLog(const Config &cfg) {
   ApplyLocked(s, cfg);
 }
 
+void SetLogLineBudget(bool on) {
+  g_line_budget.store(on, std::memory_order_relaxed);
+}
+
 bool LogEnabled(LogLevel level) {
   return static_cast<int>(level) <= CurrentLevel();
 }
@@ -266,6 +271,7 @@ void LogMessage(LogLevel level, const char *file, int line, const char *fmt, ...
     if (static_cast<int>(level) > s.level.load(std::memory_order_relaxed)) return;
     uint64_t dropped = 0;
     if (level <= LogLevel::kWarn && level != LogLevel::kNotice &&
+        g_line_budget.load(std::memory_order_relaxed) &&
         !WithinBudgetLocked(s, file, line, &dropped))
       return;
     if (dropped)

@@ -41,6 +41,10 @@ class ConfigLoadScope {
 // wrote 23 MB of identical lines in 5 s without it.
 inline constexpr unsigned kLogLinesPerSecond = 100;
 
+// Turns that limit off (false) or on again; on by default. For checks that
+// every refusal is logged (the fuzzers), which make thousands a second.
+void SetLogLineBudget(bool on);
+
 }  // namespace ufile
 
 #define UFILE_LOG(level, ...)                                                \

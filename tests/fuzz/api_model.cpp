@@ -93,7 +93,7 @@ void Model::EndSession() {
   for (BatchSlot &b : batches)
     if (b.live) b.old_session = true;
   open = false;
-  explicit_opens = 0;
+  uses = 0;
 }
 
 bool Model::AnyPending() const {

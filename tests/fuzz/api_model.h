@@ -87,7 +87,7 @@ struct Model {
   Knobs knobs;
   // driver
   bool open = false;
-  long explicit_opens = 0;
+  long uses = 0;  // cuFileUseCount: an implicit open counts one, each cuFileDriverOpen one
   // the file
   std::string path;
   int check_fd = -1;  // read-only descriptor for the checks
@@ -105,7 +105,7 @@ struct Model {
   std::vector<CUfileBatchHandle_t> dead_batches;
   uintptr_t next_cookie = 1;
 
-  long UseCount() const { return open ? (explicit_opens > 1 ? explicit_opens : 1) : 0; }
+  long UseCount() const { return open ? uses : 0; }
   // The last close: handles and buffers of the session are gone.
   void EndSession();
   bool AnyPending() const;

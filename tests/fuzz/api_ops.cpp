@@ -75,7 +75,7 @@ void Sequence::StageKnobsIfClosed() {
 void Sequence::DriverOpen() {
   ExpectStatus("cuFileDriverOpen", cuFileDriverOpen(), CU_FILE_SUCCESS);
   m_.open = true;
-  ++m_.explicit_opens;
+  ++m_.uses;
 }
 
 void Sequence::DriverClose() {
@@ -85,8 +85,8 @@ void Sequence::DriverClose() {
     return;
   }
   ExpectStatus("cuFileDriverClose", cuFileDriverClose(), CU_FILE_SUCCESS);
-  if (m_.explicit_opens > 1)
-    --m_.explicit_opens;
+  if (m_.uses > 1)
+    --m_.uses;
   else
     m_.EndSession();
 }
@@ -97,7 +97,7 @@ void Sequence::SetMaxDirectIo() {
   int want = CU_FILE_SUCCESS;
   if (!m_.open)
     want = CU_FILE_DRIVER_NOT_INITIALIZED;
-  else if (kb < 4 || kb > (size_t{1} << 20))
+  else if (kb < 4 || kb > (size_t{1} << 20) || kb % 4 != 0)  // whole 4 KiB pages
     want = CU_FILE_DRIVER_UNSUPPORTED_LIMIT;
   ExpectStatus("cuFileDriverSetMaxDirectIOSize", cuFileDriverSetMaxDirectIOSize(kb), want);
 }
@@ -163,8 +163,7 @@ void Sequence::HandleDeregister() {
   const CUfileHandle_t fh = PickHandle();
   DrainAll();  // a pending entry would look this handle up when it runs
   UFILE_FUZZ_TRACE("  cuFileHandleDeregister(%p)\n", static_cast<void *>(fh));
-  cuFileHandleDeregister(fh);
-  Opened();
+  cuFileHandleDeregister(fh);  // a closed driver stays closed: nothing is registered
   for (HandleSlot &h : m_.handles)
     if (h.live && h.fh == fh) {
       h.live = false;
@@ -188,9 +187,11 @@ void Sequence::BufRegister() {
   DrainAll();  // registration changes how pending entries are checked
   int want = CU_FILE_SUCCESS;
   bool opens = true;
-  if (!base || len == 0 || len > UINTPTR_MAX - addr || (flags & 0x100)) {
+  if (!base || len == 0 || (flags & 0x100)) {
     want = CU_FILE_INVALID_VALUE;
     opens = false;
+  } else if (len > UINTPTR_MAX - addr) {  // opens: the memory's kind picks the error
+    want = CU_FILE_INVALID_VALUE;
   } else {
     for (const auto &[b, n] : m_.registered)
       if (u128(addr) < u128(b) + n && u128(b) < u128(addr) + len)
@@ -214,8 +215,8 @@ void Sequence::BufDeregister() {
                    : m_.registered.count(reinterpret_cast<uintptr_t>(p))
                        ? CU_FILE_SUCCESS
                        : CU_FILE_MEMORY_NOT_REGISTERED;
+  // A closed driver stays closed and refuses with MEMORY_NOT_REGISTERED.
   ExpectStatus("cuFileBufDeregister", cuFileBufDeregister(p), want);
-  if (p) Opened();
   if (want == CU_FILE_SUCCESS) m_.registered.erase(reinterpret_cast<uintptr_t>(p));
 }
 

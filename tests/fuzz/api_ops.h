@@ -49,7 +49,10 @@ class Sequence {
   CUfileBatchHandle_t PickBatch(BatchSlot **slot);
   void CheckEvent(BatchSlot &b, const CUfileIOEvents_t &ev);
 
-  void Opened() { m_.open = true; }  // an implicit open, if closed
+  void Opened() {  // an implicit open, if closed: one use
+    if (!m_.open) m_.uses = 1;
+    m_.open = true;
+  }
   void ExpectStatus(const char *call, CUfileError_t got, int want);
 
   Model &m_;
