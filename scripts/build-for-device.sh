@@ -11,5 +11,11 @@ cd "$(dirname "$0")/.."
 cmake -S . -B build-dev -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" >/dev/null
 ninja -C build-dev "$@"
 find build-dev \( -name '*.o' -o -name '*.gch' \) -delete
-tar czf build-dev.tgz build-dev
+# What tests run here left in the tree (data files, pip and packaging work
+# areas, logs) stays out; the folders CMake made stay in, empty.
+tar czf build-dev.tgz --exclude='build-dev/tests/tools_bench/data/*' \
+  --exclude='build-dev/tests/packaging/work/*' --exclude='build-dev/tests/packaging/readme_command' \
+  --exclude='build-dev/tests/python/pip' --exclude='build-dev/tests/tmp/*' \
+  --exclude='build-dev/tests/*/tmp/*' --exclude=build-dev/Testing --exclude=build-dev/device-logs \
+  build-dev
 du -sh build-dev build-dev.tgz
