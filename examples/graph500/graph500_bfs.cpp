@@ -7,7 +7,8 @@
 // CPU cores used (CPU time / wall time of the searches alone).
 //
 //   graph500-bfs -f FILE [-m MODES] [-n ROOTS] [-t THREADS] [--seed N]
-//                [--cold] [--validate N] [--gap BYTES] [GPU options]
+//                [--cold] [--validate N] [--validate-memory BYTES] [--gap BYTES]
+//                [GPU options]
 //
 // MODES, comma-separated, from search_mode.h. --gap: file, gpu-devio and
 // gpu-hostio read two lists in one request across a gap up to this many
@@ -21,7 +22,9 @@
 // mode's arrays, queues and threads. Trees are validated against the edge
 // list regenerated from the generator (validated_runs.h). --cold drops the
 // file's pages before each search. --validate N: only the first N roots'
-// trees are validated. Each mode prints the reference's output block.
+// trees are validated; --validate-memory: the validator's arrays take at most
+// this much (default a quarter of the machine's memory; more trees a pass,
+// fewer passes). Each mode prints the reference's output block.
 // Exit 0 all valid, 1 a search failed or a tree is invalid, 2 usage.
 #include <fcntl.h>
 #include <unistd.h>
@@ -47,6 +50,7 @@ struct Args {
   uint64_t roots = 64, seed = 2, threads = 0;
   bool cold = false;
   uint64_t validate = UINT64_MAX;  // trees validated a mode: the first N roots' (default all)
+  uint64_t validate_memory = 0;    // the validator's arrays at most (0: a quarter of memory)
   uint64_t gpu_memory_limit = 0;   // 0: none
   g500::SearchOptions search;
 };
@@ -74,7 +78,8 @@ int Usage(const std::string &why) {
 #endif
   std::fprintf(why.empty() ? stdout : stderr,
                "usage: graph500-bfs -f FILE [-m %s] [-n ROOTS(1..1024, 64)] [-t THREADS(0: all)]"
-               " [--seed N] [--cold] [--validate N(all)] [--gap BYTES] [--queues N] [--depth N]"
+               " [--seed N] [--cold] [--validate N(all)] [--validate-memory BYTES(memory/4)]"
+               " [--gap BYTES] [--queues N] [--depth N]"
                " [--staging BYTES] [--warps N] [--sqthreads N] [--hostio-buffer BYTES(16M)]"
                " [--gpu-memory-limit BYTES]\n",
                modes.c_str());
@@ -97,6 +102,8 @@ bool ParseOne(const std::string &k, const std::string &v, Args *a) {
     ok = g500::ParseU64(v, 0, 4096, &a->threads), s.threads = static_cast<unsigned>(a->threads);
   else if (k == "--validate")
     ok = g500::ParseU64(v, 0, UINT64_MAX, &a->validate);
+  else if (k == "--validate-memory")
+    ok = g500::ParseBytes(v, 1, &a->validate_memory);
   else if (k == "--seed")
     ok = g500::ParseU64(v, 0, UINT64_MAX, &a->seed);
   else if (k == "--gap")
@@ -184,7 +191,7 @@ int RunMode(const std::string &mode, const Args &a, const g500::Csr &g, const g5
   // Untimed: the first search pays the kernels' loading and the libraries' set-up.
   DropPages(a, g, f, mode);
   g500::Status s = m->Search(roots.at(0));
-  g500::ValidatedRuns runs(g, static_cast<unsigned>(a.threads), a.validate);
+  g500::ValidatedRuns runs(g, static_cast<unsigned>(a.threads), a.validate, a.validate_memory);
   std::vector<int64_t> parent(g.nv());
   double wall = 0, cpu = 0;
   for (size_t k = 0; s.ok() && k < roots.size(); k++) {

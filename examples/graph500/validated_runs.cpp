@@ -35,14 +35,15 @@ uint64_t CsrEdgeCount(const Csr &g, const std::vector<int64_t> &parent, unsigned
 
 }  // namespace
 
-ValidatedRuns::ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate)
+ValidatedRuns::ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate, uint64_t max_bytes)
     : g_(g),
       graph_{.scale = g.header().scale,
              .edgefactor = g.header().edgefactor,
              .seed = g.header().seed,
              .threads = threads},
       validate_(validate),
-      batch_(EdgeListValidator::CapacityFor(g.header().scale, PhysicalMemory() / 4)) {
+      batch_(EdgeListValidator::CapacityFor(g.header().scale,
+                                            max_bytes ? max_bytes : PhysicalMemory() / 4)) {
   // No more lanes than trees to validate (16 at least: the validator's unit).
   batch_ = static_cast<unsigned>(std::min<uint64_t>(batch_, std::max<uint64_t>(16, validate)));
   batch_ = (batch_ + 15) / 16 * 16;

@@ -2,8 +2,8 @@
 // One mode's searches as graph500-bfs records them: each search's time and
 // tree; the trees validated in batches against the edge list regenerated
 // from the generator (validate_edges.h), one pass of it for up to 64 trees,
-// the batch sized to a quarter of the machine's memory at most (and to the
-// trees to validate, in steps of 16); each run's
+// the batch sized to max_bytes (default a quarter of the machine's memory)
+// at most (and to the trees to validate, in steps of 16); each run's
 // nedge and validation time (its share of the pass) for the output block.
 // Not thread-safe.
 #pragma once
@@ -24,8 +24,10 @@ class ValidatedRuns {
  public:
   // g: the graph searched (its header names the generator's parameters).
   // The first `validate` trees are validated; the others' nedge is counted
-  // from g the same way (non-loop edges of the reached vertices).
-  ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate);
+  // from g the same way (non-loop edges of the reached vertices). max_bytes:
+  // the validator's arrays at most (0: a quarter of the machine's memory); a
+  // batch holds 16 trees however small it is.
+  ValidatedRuns(const Csr &g, unsigned threads, uint64_t validate, uint64_t max_bytes = 0);
 
   // A search from root that took `seconds`, its tree in parent. An error
   // (-EINVAL, naming the root, the rule and the edge or vertex) when this

@@ -24,6 +24,14 @@ out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m file,host -n 4 -t 2 --cold --valida
   fail "--cold run: $out"
 echo "$out" | grep -q '^mode: *file (cold page cache)' || fail "--cold not reported"
 [ "$(echo "$out" | grep -c "^validation: *passed (2 of 4 trees")" -eq 2 ] || fail "--validate 2"
+# The validator's memory: by default every tree in one pass; 500 KiB holds 16
+# trees at scale 12 (104 bytes a vertex; 32 take 200), so 4 passes for 64.
+out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m host-do -n 64 -t 2 2>&1) || fail "64 roots: $out"
+echo "$out" | grep -q 'passes: 1 of up to 64 trees' || fail "64 trees not in one pass: $out"
+out=$(timeout 120 "$bfs" -f "$dir/g.g500" -m host-do -n 64 -t 2 --validate-memory 500k 2>&1) ||
+  fail "--validate-memory 500k: $out"
+echo "$out" | grep -q 'passed (64 of 64 trees.*passes: 4 of up to 16 trees' ||
+  fail "--validate-memory 500k did not give 4 passes of 16: $out"
 
 timeout 10 "$gen" -s 0 -o "$dir/x" >/dev/null 2>&1; [ $? -eq 2 ] || fail "-s 0 not a usage error"
 for t in "$gen" "$bfs"; do
@@ -32,7 +40,8 @@ for t in "$gen" "$bfs"; do
     timeout 10 "$t" $h >/dev/null 2>&1 || fail "$t $h: exit $?"
   done
 done
-for bad in "-m nope" "-m host,,file" "--gpu-memory-limit 12x" "--gpu-memory-limit 0" "--hostio-buffer 1k"; do
+for bad in "-m nope" "-m host,,file" "--gpu-memory-limit 12x" "--gpu-memory-limit 0" "--hostio-buffer 1k" \
+    "--validate-memory 0" "--validate-memory 5Q"; do
   timeout 10 "$bfs" -f "$dir/g.g500" $bad >/dev/null 2>&1; [ $? -eq 2 ] || fail "$bad not a usage error"
 done
 head -c 10000 "$dir/g.g500" > "$dir/short.g500"
