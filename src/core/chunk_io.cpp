@@ -66,20 +66,32 @@ size_t FromPageCache(Engine &engine, FileHandle &file, const Chunk &c, char *out
   return n;
 }
 
-// Chunk c from the page cache as far as it holds it, the rest through
-// O_DIRECT (op, as DirectThenBuffered takes it) from an aligned position,
-// re-reading at most a block.
-template <class Op>
-Result<size_t> CacheThenDirect(Engine &engine, FileHandle &file, const Chunk &c, char *out,
-                               int fixed, Op op) {
+// Chunk c from the page cache as far as it holds it, into out: the bytes
+// kept, all of c or the prefix down to an aligned position (so the rest
+// re-reads at most a block), and when short, *rest, what is left to read
+// another way (a direct fallback, counted).
+size_t CachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, char *out, int fixed,
+                    Chunk *rest) {
   const size_t got = FromPageCache(engine, file, c, out, fixed);
   if (got == c.len) return got;
   const size_t keep = got / file.align() * file.align();
   g_direct_fallbacks.fetch_add(1, std::memory_order_relaxed);
-  Chunk rest = c;
-  rest.file_off += static_cast<off_t>(keep);
-  rest.buf_off += keep;
-  rest.len -= keep;
+  *rest = c;
+  rest->file_off += static_cast<off_t>(keep);
+  rest->buf_off += keep;
+  rest->len -= keep;
+  rest->cache_first = false;  // just tried
+  return keep;
+}
+
+// Chunk c from the page cache as far as it holds it, the rest through
+// O_DIRECT (op, as DirectThenBuffered takes it) from an aligned position.
+template <class Op>
+Result<size_t> CacheThenDirect(Engine &engine, FileHandle &file, const Chunk &c, char *out,
+                               int fixed, Op op) {
+  Chunk rest;
+  const size_t keep = CachedPrefix(engine, file, c, out, fixed, &rest);
+  if (keep == c.len) return keep;
   auto op_rest = [&](int fd, size_t skip, size_t len, size_t align) {
     return op(fd, keep + skip, len, align);
   };
@@ -90,8 +102,8 @@ Result<size_t> CacheThenDirect(Engine &engine, FileHandle &file, const Chunk &c,
 
 }  // namespace
 
-size_t ReadCachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, void *out) {
-  return FromPageCache(engine, file, c, static_cast<char *>(out), kNoFixedSlot);
+size_t ReadCachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, void *out, Chunk *rest) {
+  return CachedPrefix(engine, file, c, static_cast<char *>(out), kNoFixedSlot, rest);
 }
 
 bool LooksResident(FileHandle &file, off_t off, size_t len) {

@@ -27,10 +27,11 @@ Result<size_t> ReadChunk(Engine &engine, FileHandle &file, const Chunk &c, void 
 bool LooksResident(FileHandle &file, off_t off, size_t len);
 
 // The prefix of direct read chunk c (cache_first) that the page cache holds,
-// read into out through the buffered descriptor, which needs no alignment;
-// 0 when the probe finds its first page on disk. The bytes taken count in
-// PageCacheReads; the rest is the caller's to read.
-size_t ReadCachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, void *out);
+// read into out through the buffered descriptor, which needs no alignment.
+// Returns the bytes kept: all of c, or that prefix down to the file's
+// alignment (0 when the probe finds its first page on disk), *rest then
+// being the part of c the caller still reads. Counted in PageCacheReads.
+size_t ReadCachedPrefix(Engine &engine, FileHandle &file, const Chunk &c, void *out, Chunk *rest);
 
 // Process-wide counts of direct read chunks that tried the page cache:
 // bytes taken from it, and chunks that then went on through O_DIRECT

@@ -67,15 +67,9 @@ Result<size_t> Bounced(Job &job, const Chunk &c, char *mem, StagingLease &bounce
 // no alignment; a bounce would copy every byte twice), the rest, from the
 // last aligned byte taken, through the bounce buffer.
 Result<size_t> CachedThenBounced(Job &job, const Chunk &c, char *mem, StagingLease &bounce) {
-  const size_t took = ReadCachedPrefix(job.rt.engine(), *job.req.file, c, mem);
-  if (took == c.len) return took;
-  CountPageCacheRead(0, true);
-  const size_t keep = took / job.req.file->align() * job.req.file->align();
-  Chunk rest = c;
-  rest.file_off += static_cast<off_t>(keep);
-  rest.buf_off += keep;
-  rest.len -= keep;
-  rest.cache_first = false;  // just tried
+  Chunk rest;
+  const size_t keep = ReadCachedPrefix(job.rt.engine(), *job.req.file, c, mem, &rest);
+  if (keep == c.len) return keep;
   Result<size_t> r = Bounced(job, rest, mem + keep, bounce);
   if (!r.ok()) return r;
   return keep + *r;
