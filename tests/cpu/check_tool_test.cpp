@@ -69,6 +69,9 @@ TEST_F(CheckTool, NamesIoUringAndWorkingDirectoryMountAndExitsZero) {
 }
 
 TEST_F(CheckTool, JsonForScripts) {
+  // No system file (a GPU machine has NVIDIA's /etc/cufile.json), no override.
+  ScopedEnv sys("UFILE_SYSTEM_JSON_PATH", dir_.File("none.json"));
+  ScopedEnv env("CUFILE_ENV_PATH_JSON", std::nullopt);
   const ToolRun run = RunTool(Tool(), {"--json"}, dir_.path());
   EXPECT_EQ(run.exit_code, 0) << run.out;
   const nlohmann::json doc = nlohmann::json::parse(run.out, nullptr, false);
