@@ -12,17 +12,19 @@
 #          COLD_ROOTS roots (default 4)
 # MODES default gpu-devio,gpu-hostio,gpu-zerocopy,host-do,gpu-mem;
 # COLD_MODES gpu-devio,gpu-hostio (the CPU search over a cold mapped file
-# waits on a page fault a list). Each step is under timeout(1) with output
-# line-buffered, so a step cut short keeps what it printed; the script goes
-# on after a failed step and exits 1. Time on one H200 at scale 27: about
-# 2 minutes to generate; hot, 1.2 seconds a gpu-devio search (1.2 to 2.3 a
-# search across the modes at scale 26 x 2), plus a pass of the regenerated
-# edge list per 48 trees validated; cold, about 12 seconds a search.
+# waits on a page fault a list; COLD_MODES= runs no cold step). Each step
+# is under timeout(1) with output line-buffered, so a step cut short keeps
+# what it printed; the script goes on after a failed step and exits 1.
+# Time on one H200: scale 27, about 80 s to generate, 1.2 s a hot gpu-devio
+# search (0.6 to 2.5 s across the modes), 12 s a cold one; scale 28, 170 s,
+# 2.4 s (1.1 to 5.2 s), 24 to 34 s. A validation pass of the regenerated
+# edge list (up to 16 trees a pass at scale 28 by default, --validate-memory)
+# takes 40 s at scale 28, plus 1 to 5 s a tree.
 set -uo pipefail
 build=$1 data=$2 scale=${3:-27}
 bfs=$build/examples/graph500/graph500-bfs gen=$build/examples/graph500/graph500-gen
 modes=${MODES:-gpu-devio,gpu-hostio,gpu-zerocopy,host-do,gpu-mem}
-cold_modes=${COLD_MODES:-gpu-devio,gpu-hostio}
+cold_modes=${COLD_MODES-gpu-devio,gpu-hostio}  # set and empty: no cold step
 roots=${ROOTS:-64} cold_roots=${COLD_ROOTS:-4} validate=${VALIDATE:-$roots}
 limit=${LIMIT:-8G}
 graph=$data/g$scale.g500
