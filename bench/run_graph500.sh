@@ -18,8 +18,8 @@
 # Time on one H200: scale 27, about 80 s to generate, 1.2 s a hot gpu-devio
 # search (0.6 to 2.5 s across the modes), 12 s a cold one; scale 28, 170 s,
 # 2.4 s (1.1 to 5.2 s), 24 to 34 s. A validation pass of the regenerated
-# edge list (up to 16 trees a pass at scale 28 by default, --validate-memory)
-# takes 40 s at scale 28, plus 1 to 5 s a tree.
+# edge list takes about 40 s at scale 28, plus 1 to 5 s a tree; it holds 16
+# trees at scale 28 with 128 GB of memory (more with --validate-memory).
 set -uo pipefail
 build=$1 data=$2 scale=${3:-27}
 bfs=$build/examples/graph500/graph500-bfs gen=$build/examples/graph500/graph500-gen
