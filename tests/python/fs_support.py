@@ -10,6 +10,7 @@ import fcntl
 import os
 import pathlib
 import shutil
+import signal
 import tempfile
 from typing import Iterator
 
@@ -78,3 +79,23 @@ def opened_direct(fd_or_file) -> bool:
     """Whether the descriptor has O_DIRECT set."""
     fd = fd_or_file if isinstance(fd_or_file, int) else fd_or_file.fileno()
     return bool(fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_DIRECT)
+
+
+class DeadlineExceeded(AssertionError):
+    """Not an OSError, so that code catching those cannot swallow it."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: int) -> Iterator[None]:
+    """DeadlineExceeded in the main thread after ``seconds``: a call that blocks
+    (an open waiting for a FIFO's writer) fails its test instead of hanging it."""
+    def expire(signum, frame):
+        raise DeadlineExceeded(f"still waiting after {seconds} s")
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)

@@ -13,7 +13,7 @@ import torch
 
 import bad_files
 import st_writer
-from fs_support import need_odirect, record_loader_files
+from fs_support import deadline, need_odirect, record_loader_files
 from ufile import safetensors as us
 
 RNG = np.random.default_rng(5)
@@ -227,8 +227,11 @@ def test_index_with_tensors_swapped_between_shards(tmp_path):
 def test_index_is_read_once(tmp_path, monkeypatch):
     import builtins
     d, want, _ = _sharded(tmp_path)
-    index, opened, real = str(d / "model.safetensors.index.json"), [], builtins.open
-    monkeypatch.setattr(builtins, "open", lambda f, *a, **k: opened.append(f) or real(f, *a, **k))
+    index, opened = str(d / "model.safetensors.index.json"), []
+    for module in (os, builtins):   # either way of opening it counts
+        real = module.open
+        monkeypatch.setattr(module, "open",
+                            lambda f, *a, real=real, **k: opened.append(f) or real(f, *a, **k))
     assert len(us.load_checkpoint(d)) == len(want)
     assert opened.count(index) == 1
 
@@ -322,6 +325,36 @@ def test_a_directory_given_as_a_file_is_named(tmp_path):
             load(tmp_path)
         assert err.value.filename == str(tmp_path) and str(tmp_path) in str(err.value)
         assert "load_checkpoint" in str(err.value)
+
+
+def test_a_fifo_or_device_is_refused_not_waited_on(tmp_path):
+    """Opening a FIFO waits for a writer: one given as a file, named as a shard
+    or as the index, or found among a directory's files is refused at once,
+    naming what it is; so is a character device."""
+    fifo = tmp_path / "pipe.safetensors"
+    os.mkfifo(fifo)
+    is_fifo = "pipe.safetensors is a FIFO, not a regular file"
+    with deadline(30):
+        for load in (us.load_file, lambda p: us.safe_open(p, framework="pt"),
+                     us.load_checkpoint, lambda p: us.load(p, framework="np")):
+            with pytest.raises(us.SafetensorError, match=is_fifo):
+                load(str(fifo))
+        with pytest.raises(us.SafetensorError, match="is a character device"):
+            us.load_file(os.devnull)
+        d, _, wmap = _sharded(tmp_path)
+        wmap["s0.t0"] = str(fifo)
+        (d / "model.safetensors.index.json").write_text(json.dumps({"weight_map": wmap}))
+        with pytest.raises(us.SafetensorError, match=r"pipe.safetensors \(tensor 's0.t0'\) "
+                                                     r"is not a regular file"):
+            us.load_checkpoint(d)
+        os.unlink(d / "model.safetensors.index.json")
+        os.mkfifo(d / "model.safetensors.index.json")
+        with pytest.raises(us.SafetensorError, match="index.json is a FIFO"):
+            us.load_checkpoint(d)
+        os.unlink(d / "model.safetensors.index.json")
+        os.mkfifo(d / "model-00009-of-00009.safetensors")
+        with pytest.raises(us.SafetensorError, match="00009.safetensors is a FIFO"):
+            us.load_checkpoint(d)
 
 
 @pytest.mark.parametrize("name", ["pt", "torch", "pytorch", "np", "numpy"])

@@ -11,7 +11,7 @@ import os
 
 import pytest
 import torch
-from fs_support import need_odirect, odirect_works
+from fs_support import deadline, need_odirect, odirect_works
 
 from ufile.safetensors import _save_shards as sh
 from ufile.safetensors import load_checkpoint, save, save_checkpoint
@@ -90,6 +90,19 @@ def test_sharded_layout_and_index(io_dir):
     assert set(back) == set(sd)
     for k in sd:
         assert torch.equal(back[k], sd[k]), k
+
+
+def test_an_index_that_is_a_fifo_is_replaced(io_dir):
+    """A FIFO where the index goes is no previous checkpoint: the save puts
+    its index in its place instead of waiting for a writer to open it."""
+    sd = _state()
+    index = os.path.join(io_dir, "model.safetensors.index.json")
+    os.mkfifo(index)
+    with deadline(30):
+        save_checkpoint(sd, io_dir, max_shard_size=1200)
+    assert os.path.isfile(index)
+    back = load_checkpoint(io_dir)
+    assert set(back) == set(sd) and all(torch.equal(back[k], sd[k]) for k in sd)
 
 
 def test_one_shard_has_no_index(io_dir):

@@ -85,7 +85,8 @@ def _read_index(index: str) -> tuple[list[str], dict[str, str]]:
         where[name] = full
         if full not in files:
             if not os.path.isfile(full):
-                raise SafetensorError(f"{index}: shard {shard} (tensor {name!r}) is missing")
+                what = "is not a regular file" if os.path.exists(full) else "is missing"
+                raise SafetensorError(f"{index}: shard {shard} (tensor {name!r}) {what}")
             files.append(full)
     return files, where
 

@@ -206,11 +206,34 @@ def parse(path: str, head: bytes, file_size: int) -> Header:
     return Header(path, 8 + n, file_size, meta, tensors)
 
 
+_KINDS = ((stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a character device"),
+          (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+
+
+def open_file(path: str) -> int:
+    """A read-only descriptor of ``path``, a regular file or a directory (the
+    caller refuses that); SafetensorError for anything else, OSError as raised.
+    Opened with O_NONBLOCK, which regular files ignore, so that a FIFO cannot
+    keep the open waiting for a writer."""
+    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    try:
+        mode = os.fstat(fd).st_mode
+    except BaseException:
+        os.close(fd)
+        raise
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return fd
+    os.close(fd)
+    kind = next((name for test, name in _KINDS if test(mode)), None)
+    raise SafetensorError(f"{path} is {kind}, not a regular file" if kind
+                          else f"{path} is not a regular file")
+
+
 def read_weight_map(index: str) -> dict[str, str]:
     """An index file's ``weight_map`` (tensor name -> shard file name, as
     written); SafetensorError for one that is not valid, OSError as raised."""
     try:
-        with open(index, encoding="utf-8") as f:
+        with os.fdopen(open_file(index), encoding="utf-8") as f:
             doc = json.load(f)
     except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise SafetensorError(f"{index}: not valid JSON: {exc}") from None
@@ -222,7 +245,7 @@ def read_weight_map(index: str) -> dict[str, str]:
 
 def read_header(path: str) -> Header:
     """Reads and validates the header of the safetensors file at ``path``."""
-    fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    fd = open_file(path)
     try:
         st = os.fstat(fd)
         if stat.S_ISDIR(st.st_mode):

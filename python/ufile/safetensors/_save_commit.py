@@ -42,7 +42,7 @@ import secrets
 from typing import Iterator
 
 from . import _save_io
-from ._format import INDEX
+from ._format import INDEX, SafetensorError, open_file
 from ._save_write import TEMP_MARK, _failure, sync_dir, temp_name
 
 SINGLE = "model.safetensors"
@@ -82,11 +82,9 @@ def read_index(directory: str) -> dict | None:
     """The index document, or None where there is none (or it is not a valid
     index: then the previous checkpoint was not loadable through it anyway)."""
     try:
-        with open(os.path.join(directory, INDEX), encoding="utf-8") as f:
+        with os.fdopen(open_file(os.path.join(directory, INDEX)), encoding="utf-8") as f:
             doc = json.load(f)
-    except FileNotFoundError:
-        return None
-    except (ValueError, UnicodeDecodeError, OSError):
+    except (ValueError, UnicodeDecodeError, OSError, SafetensorError):
         return None
     if not isinstance(doc, dict) or not isinstance(doc.get("weight_map"), dict) or \
             not all(isinstance(v, str) for v in doc["weight_map"].values()):
