@@ -182,13 +182,28 @@ Status WriteParallel(int fd, const void *p, uint64_t n, uint64_t off, const std:
 
 }  // namespace
 
+Status CheckCsrOutput(const std::string &path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode))
+    return Status::Error(-EINVAL, path + ": not a regular file");
+  return Status::Ok();
+}
+
 Status WriteCsr(const Csr &g, const std::string &path, unsigned threads) {
-  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // O_NONBLOCK: a FIFO that appeared since the check fails the open (no
+  // reader) or fstat's check, instead of waiting; regular files ignore it.
+  Status s = CheckCsrOutput(path);
+  if (!s.ok()) return s;
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return Errno("create", path);
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return Status::Error(-EINVAL, path + ": not a regular file");
+  }
   std::vector<char> head(kCsrAlign, 0);
   std::memcpy(head.data(), &g.header(), sizeof(CsrHeader));
   // The size first: the gap before cols_off stays a hole, the size exact.
-  Status s;
   if (ftruncate(fd, static_cast<off_t>(CsrFileSize(g.nv(), g.ne()))) != 0)
     s = Errno("truncate", path);
   if (s.ok())
@@ -201,15 +216,20 @@ Status WriteCsr(const Csr &g, const std::string &path, unsigned threads) {
   if (s.ok()) s = WriteAll(fd, head.data(), head.size(), 0, path);
   if (s.ok() && fsync(fd) != 0) s = Errno("fsync", path);
   if (close(fd) != 0 && s.ok()) s = Errno("close", path);
+  if (!s.ok()) unlink(path.c_str());  // truncated by the open: no graph is left in it
   return s;
 }
 
 Status ReadCsrHeader(const std::string &path, CsrHeader *out) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO would wait for a writer (regular files ignore it).
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Errno("open", path);
   struct stat st {};
   Status s;
-  if (fstat(fd, &st) != 0) s = Errno("stat", path);
+  if (fstat(fd, &st) != 0)
+    s = Errno("stat", path);
+  else if (!S_ISREG(st.st_mode))
+    s = Status::Error(-EINVAL, path + ": not a regular file");
   CsrHeader h{};
   if (s.ok()) {
     const ssize_t r = pread(fd, &h, sizeof h, 0);

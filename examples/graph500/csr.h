@@ -157,8 +157,13 @@ uint64_t CsrOffsetsOffset();
 uint64_t CsrColsOffset(uint64_t nv);
 uint64_t CsrFileSize(uint64_t nv, uint64_t ne);
 
+// -EINVAL when path exists and is not a regular file (a FIFO, a device):
+// WriteCsr refuses it, so a writer checks before spending time on a graph.
+Status CheckCsrOutput(const std::string &path);
+
 // Writes g to path (created or truncated) over `threads` threads (0: all),
-// then fsyncs it.
+// then fsyncs it. A failure after the open removes the file (the open
+// truncated it); nothing else is ever removed.
 Status WriteCsr(const Csr &g, const std::string &path, unsigned threads = 0);
 // Reads and checks the header only (magic, version, sizes against the file).
 Status ReadCsrHeader(const std::string &path, CsrHeader *out);

@@ -10,9 +10,8 @@
 //
 //   graph500-gen -s SCALE -o FILE [-e EDGEFACTOR] [--seed N] [-t THREADS]
 //
-// Exit 0 written, 1 failed (the file is removed), 2 usage.
-#include <unistd.h>
-
+// Exit 0 written; 1 failed (a file it began to write is removed; an output
+// that is not a regular file is refused before generating); 2 usage.
 #include <cstdio>
 #include <string>
 
@@ -58,12 +57,12 @@ int main(int argc, char **argv) {
   if (!have_scale || out.empty()) return Usage("-s and -o are required");
   g500::Csr g;
   g500::BuildTimes t;
-  g500::Status s = g500::GenerateKronecker(p, &g, &t);
+  g500::Status s = g500::CheckCsrOutput(out);  // before minutes of generation
+  if (s.ok()) s = g500::GenerateKronecker(p, &g, &t);
   const double w0 = g500::Now();
   if (s.ok()) s = g500::WriteCsr(g, out, p.threads);
   if (!s.ok()) {
     std::fprintf(stderr, "graph500-gen: %s\n", s.msg.c_str());
-    unlink(out.c_str());
     return 1;
   }
   std::printf(

@@ -1,8 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: Apache-2.0
 # graph500-gen then graph500-bfs on a scale-12 graph, each under a deadline:
-# every mode's 16 trees valid; usage errors exit 2, -h/--help 0; a damaged file exits 1
-# with a reason.
+# every mode's 16 trees valid; usage errors exit 2, -h/--help 0; a damaged file, or a
+# path that is not a regular file, exits 1 with a reason.
 #   tools_e2e.sh GEN BFS TMPDIR
 set -u
 gen=$1 bfs=$2
@@ -48,4 +48,14 @@ head -c 10000 "$dir/g.g500" > "$dir/short.g500"
 msg=$(timeout 10 "$bfs" -f "$dir/short.g500" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "truncated file: exit $rc"
 echo "$msg" | grep -q 'not a graph file' || fail "truncated file: $msg"
+# A FIFO (opening one waits for the other end) or a directory is refused at
+# once, and left where it was.
+mkfifo "$dir/fifo"
+mkdir "$dir/sub"
+for t in "$bfs -f $dir/fifo" "$gen -s 10 -o $dir/fifo" "$gen -s 10 -o $dir/sub"; do
+  msg=$(timeout 10 $t 2>&1); rc=$?
+  [ $rc -eq 1 ] || fail "$t: exit $rc"
+  echo "$msg" | grep -q ': not a regular file' || fail "$t: $msg"
+done
+[ -p "$dir/fifo" ] && [ -d "$dir/sub" ] || fail "graph500-gen removed a path it did not write"
 echo "PASS"
