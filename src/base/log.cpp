@@ -113,9 +113,14 @@ void CloseLocked(LogState &s) {
   s.in_use.clear();
 }
 
+// O_NONBLOCK for the open only: a FIFO with no reader fails it (ENXIO)
+// instead of holding the first line, and the log's lock, until one comes.
 void OpenLocked(LogState &s) {
-  s.fd = ::open(s.destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  s.fd = ::open(s.destination.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NONBLOCK,
+                0644);
   if (s.fd >= 0) {
+    const int flags = ::fcntl(s.fd, F_GETFL);
+    if (flags >= 0) ::fcntl(s.fd, F_SETFL, flags & ~O_NONBLOCK);
     s.in_use = s.destination;
     return;
   }
@@ -123,7 +128,8 @@ void OpenLocked(LogState &s) {
   s.to_stderr = true;
   s.in_use = kStderrPath;
   WriteAll(STDERR_FILENO, "ufile: cannot open log file " + s.destination + ": " +
-                              std::strerror(err) + "; logging to stderr\n");
+                              std::strerror(err) + (err == ENXIO ? " (a FIFO with no reader)" : "") +
+                              "; logging to stderr\n");
 }
 
 void WriteLocked(LogState &s, const std::string &text) {

@@ -5,10 +5,14 @@
 // fresh processes: gtest's "threadsafe" death tests re-execute the binary).
 #include "base/log.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -172,6 +176,33 @@ TEST_F(LogTest, UnopenableFileFallsBackToStderrOnce) {
   EXPECT_EQ(err.find("cannot open log file", note + 1), std::string::npos) << err;
   EXPECT_NE(err.find("boom 1"), std::string::npos);
   EXPECT_NE(err.find("boom 2"), std::string::npos);
+}
+
+// Opening a FIFO for writing waits for a reader: with none, the first line
+// goes to stderr at once. A reader comes after 10 s, so that a log that
+// waits fails this test instead of hanging it.
+TEST_F(LogTest, AFifoWithNoReaderFallsBackToStderr) {
+  std::string path = dir_.File("fifo.log");
+  ASSERT_EQ(mkfifo(path.c_str(), 0600), 0);
+  ConfigureLog(LogTo(path, LogLevel::kError));
+  std::atomic<bool> logged{false};
+  int reader = -1;
+  std::thread rescue([&] {
+    for (int i = 0; i < 1000 && !logged.load(); ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!logged.load()) reader = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  });
+  testing::internal::CaptureStderr();
+  UFILE_LOG_ERROR("past the %s", "fifo");
+  logged = true;
+  std::string err = testing::internal::GetCapturedStderr();
+  rescue.join();
+  EXPECT_EQ(reader, -1) << "the log waited 10 s for a reader";
+  if (reader >= 0) close(reader);
+  EXPECT_EQ(LogFilePath(), "/dev/stderr");
+  EXPECT_NE(err.find("cannot open log file " + path + ": "), std::string::npos) << err;
+  EXPECT_NE(err.find("(a FIFO with no reader)"), std::string::npos) << err;
+  EXPECT_NE(err.find("past the fifo"), std::string::npos) << err;
 }
 
 TEST_F(LogTest, ConcurrentLinesStayWhole) {
