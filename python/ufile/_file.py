@@ -51,8 +51,11 @@ class File:
         self.path = os.fspath(path)
         self.mode = mode
         lib = _lib.lib()
-        fd = os.open(self.path, _MODES[mode] | os.O_CLOEXEC, 0o644)
+        # O_NONBLOCK for the open only: on a FIFO it would wait for the other
+        # end (cuFileHandleRegister then refuses the FIFO anyway).
+        fd = os.open(self.path, _MODES[mode] | os.O_CLOEXEC | os.O_NONBLOCK, 0o644)
         try:
+            fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
             self.direct = bool(direct) and _set_direct(fd)
         except BaseException:
             os.close(fd)

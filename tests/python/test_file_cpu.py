@@ -10,6 +10,7 @@ import gc
 import os
 import re
 import shutil
+import stat
 import subprocess
 import sys
 import weakref
@@ -19,7 +20,7 @@ import pytest
 import torch
 
 import ufile
-from fs_support import need_odirect, odirect_works, opened_direct
+from fs_support import deadline, need_odirect, odirect_works, opened_direct
 
 
 @pytest.fixture
@@ -133,6 +134,20 @@ def test_directory_is_refused_with_its_status(tmp_path):
     assert err.value.call == "cuFileHandleRegister"
     assert err.value.name == "CU_FILE_INVALID_FILE_TYPE" and err.value.code == 5018
     assert err.value.path == str(tmp_path) and str(tmp_path) in str(err.value)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path):
+    """Opening a FIFO waits for the other end: File refuses one at once, as
+    cuFileHandleRegister refuses every file that is not regular or a block
+    device, in each mode."""
+    fifo = str(tmp_path / "pipe")
+    os.mkfifo(fifo)
+    with deadline(30):
+        for mode in ("r", "r+", "w", "a"):
+            with pytest.raises(ufile.CuFileError) as err:
+                ufile.File(fifo, mode)
+            assert err.value.name == "CU_FILE_INVALID_FILE_TYPE", mode
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode)
 
 
 def test_registered_buffer_outlives_each_read(data):
