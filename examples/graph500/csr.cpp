@@ -23,6 +23,16 @@ Status Errno(const std::string &what, const std::string &path) {
   return Status::Error(-e, what + " " + path + ": " + std::strerror(e));
 }
 
+// The file open as fd: its size if it is a regular one, else -EINVAL (a
+// FIFO, a device), so that nothing waits on it or writes into it.
+Status RegularFile(int fd, const std::string &path, uint64_t *size) {
+  struct stat st {};
+  if (fstat(fd, &st) != 0) return Errno("stat", path);
+  if (!S_ISREG(st.st_mode)) return Status::Error(-EINVAL, path + ": not a regular file");
+  *size = static_cast<uint64_t>(st.st_size);
+  return Status::Ok();
+}
+
 Status WriteAll(int fd, const void *p, uint64_t n, uint64_t off, const std::string &path) {
   const char *c = static_cast<const char *>(p);
   while (n > 0) {
@@ -190,16 +200,15 @@ Status CheckCsrOutput(const std::string &path) {
 }
 
 Status WriteCsr(const Csr &g, const std::string &path, unsigned threads) {
-  // O_NONBLOCK: a FIFO that appeared since the check fails the open (no
-  // reader) or fstat's check, instead of waiting; regular files ignore it.
-  Status s = CheckCsrOutput(path);
-  if (!s.ok()) return s;
+  // O_NONBLOCK: a FIFO with no reader fails the open instead of waiting; one
+  // with a reader, or a device, is refused next; regular files ignore it.
   const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NONBLOCK, 0644);
   if (fd < 0) return Errno("create", path);
-  struct stat st {};
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  uint64_t size = 0;
+  Status s = RegularFile(fd, path, &size);
+  if (!s.ok()) {
     close(fd);
-    return Status::Error(-EINVAL, path + ": not a regular file");
+    return s;
   }
   std::vector<char> head(kCsrAlign, 0);
   std::memcpy(head.data(), &g.header(), sizeof(CsrHeader));
@@ -224,12 +233,8 @@ Status ReadCsrHeader(const std::string &path, CsrHeader *out) {
   // O_NONBLOCK: opening a FIFO would wait for a writer (regular files ignore it).
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return Errno("open", path);
-  struct stat st {};
-  Status s;
-  if (fstat(fd, &st) != 0)
-    s = Errno("stat", path);
-  else if (!S_ISREG(st.st_mode))
-    s = Status::Error(-EINVAL, path + ": not a regular file");
+  uint64_t size = 0;
+  Status s = RegularFile(fd, path, &size);
   CsrHeader h{};
   if (s.ok()) {
     const ssize_t r = pread(fd, &h, sizeof h, 0);
@@ -239,7 +244,7 @@ Status ReadCsrHeader(const std::string &path, CsrHeader *out) {
       s = Status::Error(-EINVAL, path + ": shorter than a graph header");
   }
   close(fd);
-  if (s.ok()) s = CheckHeader(h, static_cast<uint64_t>(st.st_size), path);
+  if (s.ok()) s = CheckHeader(h, size, path);
   if (s.ok()) *out = h;
   return s;
 }

@@ -158,7 +158,8 @@ uint64_t CsrColsOffset(uint64_t nv);
 uint64_t CsrFileSize(uint64_t nv, uint64_t ne);
 
 // -EINVAL when path exists and is not a regular file (a FIFO, a device):
-// WriteCsr refuses it, so a writer checks before spending time on a graph.
+// WriteCsr refuses such a file once it has opened it, so a writer checks
+// first, before spending time on a graph.
 Status CheckCsrOutput(const std::string &path);
 
 // Writes g to path (created or truncated) over `threads` threads (0: all),
